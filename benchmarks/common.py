@@ -1,0 +1,32 @@
+"""Shared helpers: median timing, JSON output, the reproduce line."""
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def median_seconds(fn, repeats: int = 15, inner: int = 1, sync=None) -> float:
+    """Median over `repeats` runs of `inner` calls of fn, per call; `sync` runs inside the timing
+    (so asynchronous accel work is counted)."""
+    fn()
+    if sync:
+        sync()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        if sync:
+            sync()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples)
+
+
+def write_result(out_dir: str | None, name: str, result: dict) -> None:
+    result["command"] = " ".join([os.path.basename(sys.executable)] + sys.argv)
+    print(json.dumps(result, indent=2))
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+            json.dump(result, f, indent=2)

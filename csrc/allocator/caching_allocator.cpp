@@ -1,0 +1,590 @@
+// The caching allocator. The logic follows c10/cuda/CUDACachingAllocator.cpp: segments are
+// driver mallocs, split into blocks; freed blocks are cached in a per-pool set ordered by
+// (stream, size, address) and reused best-fit on the same stream; a block used on other
+// streams (record_stream) is only reused once events recorded on those streams complete.
+#include "allocator/caching_allocator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "allocator/alloc_conf.h"
+#include "allocator/block.h"
+
+namespace accel::alloc {
+
+namespace {
+
+void add(Stat& stat, int64_t delta) {
+  stat.current += delta;
+  stat.peak = std::max(stat.peak, stat.current);
+  if (delta > 0) {
+    stat.allocated += delta;
+  } else {
+    stat.freed -= delta;
+  }
+}
+
+// Every change counts twice: in the aggregate and in the block's own pool.
+void add(StatArray& stats, StatType pool, int64_t delta) {
+  add(stats[kAggregate], delta);
+  add(stats[pool], delta);
+}
+
+StatType poolStat(const Block* block) { return block->is_small ? kSmallPool : kLargePool; }
+
+// CUDA's format_size, so OOM messages read the same.
+std::string formatSize(size_t bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  if (bytes <= 1024) {
+    os << bytes << " bytes";
+  } else if (bytes <= (size_t{1} << 20)) {
+    os << bytes / 1024.0 << " KiB";
+  } else if (bytes <= (size_t{1} << 30)) {
+    os << bytes / 1048576.0 << " MiB";
+  } else {
+    os << bytes / 1073741824.0 << " GiB";
+  }
+  return os.str();
+}
+
+// Requests above this cannot be rounded without overflow; no device has that much memory,
+// so they go straight to the OOM error.
+constexpr size_t kMaxRequest = SIZE_MAX / 2;
+
+}  // namespace
+
+struct CachingAllocator::Impl {
+  Impl(rt::Driver& driver, int device)
+      : driver(driver),
+        device(device),
+        config(parseAllocConf(std::getenv("TORCH_ACCEL_ALLOC_CONF"))),
+        caching_disabled(cachingDisabled()) {
+    size_t free_bytes = 0;
+    check(driver.memGetInfo(device, &free_bytes, &total_bytes), "memGetInfo");
+  }
+
+  rt::Driver& driver;
+  const int device;
+  size_t total_bytes = 0;
+  Config config;
+  const bool caching_disabled;
+
+  mutable std::mutex mutex;
+  DeviceStats stats;
+
+  // Block structs are recycled, never freed while the allocator lives: the deque owns them
+  // (and never moves them), `spare` lists the unused ones.
+  std::deque<Block> block_storage;
+  std::vector<Block*> spare;
+
+  // Declared before the containers that draw their nodes from it, so it outlives them.
+  std::pmr::unsynchronized_pool_resource node_memory;
+  FreeBlocks small_blocks{&node_memory};
+  FreeBlocks large_blocks{&node_memory};
+  // Blocks handed out, by address: free() finds them, lookup() finds the one containing a
+  // pointer.
+  std::pmr::map<const char*, Block*> allocated{&node_memory};
+  // Events recorded by free() on the streams of record_stream, with the block they hold back.
+  std::vector<std::pair<rt::Event, Block*>> pending_events;
+
+  void check(rt::Error error, const char* call) const {
+    if (error != rt::Error::Success) {
+      throw std::runtime_error("accel:" + std::to_string(device) + " allocator: driver " + call +
+                               " failed with error code " +
+                               std::to_string(static_cast<int>(error)));
+    }
+  }
+
+  FreeBlocks& poolOf(const Block* block) { return block->is_small ? small_blocks : large_blocks; }
+
+  Block* newBlock(char* ptr, size_t size, rt::Stream stream, bool is_small) {
+    Block* block;
+    if (spare.empty()) {
+      block = &block_storage.emplace_back();
+    } else {
+      block = spare.back();
+      spare.pop_back();
+    }
+    // stream_uses is always empty here; it keeps its capacity across reuse.
+    block->ptr = ptr;
+    block->size = size;
+    block->requested_size = 0;
+    block->stream = stream;
+    block->is_small = is_small;
+    block->allocated = false;
+    block->event_count = 0;
+    block->prev = block->next = nullptr;
+    return block;
+  }
+
+  // ---- malloc ------------------------------------------------------------------------------
+
+  void* malloc(size_t size, rt::Stream stream) {
+    if (size == 0) return nullptr;
+    if (size > kMaxRequest) oom(size);
+    if (!pending_events.empty()) processEvents();
+    const size_t rounded = roundSize(size);
+    const bool is_small = rounded <= kSmallSize;
+    // Without caching every allocation is its own exactly-sized segment, never split.
+    const size_t segment_size = caching_disabled ? rounded : segmentSize(rounded);
+
+    Block* block = findFreeBlock(rounded, stream, is_small);
+    if (block == nullptr) block = allocSegment(segment_size, stream, is_small);
+    if (block == nullptr) {
+      // Wait for the blocks held back by events: one may serve the request from the cache
+      // (CUDA skips this second search). Otherwise return the whole cache to the driver and
+      // try once more.
+      synchronizeEvents();
+      block = findFreeBlock(rounded, stream, is_small);
+      if (block == nullptr) {
+        releaseCached();
+        stats.num_alloc_retries++;
+        block = allocSegment(segment_size, stream, is_small);
+      }
+      if (block == nullptr) oom(rounded);
+    }
+    return takeBlock(block, rounded, size);
+  }
+
+  // Best fit on `stream`; removes the block from its pool.
+  Block* findFreeBlock(size_t rounded, rt::Stream stream, bool is_small) {
+    FreeBlocks& pool = is_small ? small_blocks : large_blocks;
+    Block key;
+    key.stream = stream;
+    key.size = rounded;
+    const auto it = pool.lower_bound(&key);
+    if (it == pool.end() || (*it)->stream != stream) return nullptr;
+    Block* block = *it;
+    // Oversize blocks are kept for oversize requests, and an oversize request does not take a
+    // block so much larger that the rest (unsplittable) would be wasted.
+    const size_t max_split = config.max_split_size;
+    if (rounded < max_split && block->size >= max_split) return nullptr;
+    if (rounded >= max_split && block->size >= rounded + kLargeBuffer) return nullptr;
+    pool.erase(it);
+    return block;
+  }
+
+  // A new segment from the driver, or nullptr when the driver (or memory_fraction) says OOM.
+  Block* allocSegment(size_t size, rt::Stream stream, bool is_small) {
+    const auto allowed = static_cast<size_t>(config.memory_fraction * total_bytes);
+    if (static_cast<size_t>(stats.reserved_bytes[kAggregate].current) + size > allowed) {
+      return nullptr;
+    }
+    void* ptr = nullptr;
+    const rt::Error error = driver.malloc(device, &ptr, size);
+    if (error == rt::Error::OutOfMemory) return nullptr;
+    check(error, "malloc");
+    Block* block = newBlock(static_cast<char*>(ptr), size, stream, is_small);
+    add(stats.segment, poolStat(block), 1);
+    add(stats.reserved_bytes, poolStat(block), static_cast<int64_t>(size));
+    stats.num_device_alloc++;
+    if (size >= config.max_split_size) add(stats.oversize_segments, 1);
+    return block;
+  }
+
+  bool shouldSplit(const Block* block, size_t size) const {
+    const size_t remaining = block->size - size;
+    if (block->is_small) return remaining >= kMinBlockSize;
+    // A large-pool remainder of 1 MiB or less would only ever serve small-pool-sized
+    // requests, which never look in this pool.
+    return size < config.max_split_size && remaining > kSmallSize;
+  }
+
+  // Hands out `block` (already out of its pool), cutting off the unused tail when worth it.
+  void* takeBlock(Block* block, size_t rounded, size_t requested) {
+    const StatType pool = poolStat(block);
+    const bool already_split = block->isSplit();
+    if (shouldSplit(block, rounded)) {
+      Block* rest = newBlock(block->ptr + rounded, block->size - rounded, block->stream,
+                             block->is_small);
+      rest->prev = block;
+      rest->next = block->next;
+      if (rest->next != nullptr) rest->next->prev = rest;
+      block->next = rest;
+      block->size = rounded;
+      poolOf(rest).insert(rest);
+      if (already_split) {
+        // An inactive split block shrinks by what is handed out.
+        add(stats.inactive_split_bytes, pool, -static_cast<int64_t>(rounded));
+      } else {
+        // A whole segment becomes split: its tail is a new inactive split block.
+        add(stats.inactive_split_bytes, pool, static_cast<int64_t>(rest->size));
+        add(stats.inactive_split, pool, 1);
+      }
+    } else if (already_split) {
+      add(stats.inactive_split_bytes, pool, -static_cast<int64_t>(block->size));
+      add(stats.inactive_split, pool, -1);
+    }
+    block->allocated = true;
+    block->requested_size = requested;
+    allocated.emplace(block->ptr, block);
+
+    const auto bytes = static_cast<int64_t>(block->size);
+    add(stats.allocation, pool, 1);
+    add(stats.allocated_bytes, pool, bytes);
+    add(stats.active, pool, 1);
+    add(stats.active_bytes, pool, bytes);
+    add(stats.requested_bytes, pool, static_cast<int64_t>(requested));
+    if (block->size >= config.max_split_size) add(stats.oversize_allocations, 1);
+    return block->ptr;
+  }
+
+  [[noreturn]] void oom(size_t rounded) {
+    stats.num_ooms++;
+    size_t free_bytes = 0;
+    size_t total = 0;
+    driver.memGetInfo(device, &free_bytes, &total);
+    const auto allocated_bytes = static_cast<size_t>(stats.allocated_bytes[kAggregate].current);
+    const size_t unallocated =
+        static_cast<size_t>(stats.reserved_bytes[kAggregate].current) - allocated_bytes;
+    size_t largest_free = 0;
+    for (const FreeBlocks* pool : {&small_blocks, &large_blocks}) {
+      for (const Block* block : *pool) largest_free = std::max(largest_free, block->size);
+    }
+    const std::string dev = "accel:" + std::to_string(device);
+    std::ostringstream msg;
+    msg << dev << " out of memory. Tried to allocate " << formatSize(rounded) << ". Device "
+        << dev << " has a total capacity of " << formatSize(total) << " of which "
+        << formatSize(free_bytes) << " is free. ";
+    if (config.memory_fraction < 1.0) {
+      const auto allowed = static_cast<size_t>(config.memory_fraction * total);
+      msg << "The allocator may reserve " << formatSize(allowed)
+          << " (memory fraction " << config.memory_fraction << "). ";
+    }
+    msg << "Of the allocated memory " << formatSize(allocated_bytes)
+        << " is allocated by the allocator, and " << formatSize(unallocated)
+        << " is reserved but unallocated. (fragmentation: largest free block "
+        << formatSize(largest_free) << " of " << formatSize(unallocated)
+        << " reserved-but-unallocated.) If reserved but unallocated memory is large, try "
+           "setting TORCH_ACCEL_ALLOC_CONF=max_split_size_mb:N (or call empty_cache()) to "
+           "avoid fragmentation.";
+    throw OutOfMemory(msg.str());
+  }
+
+  // ---- free --------------------------------------------------------------------------------
+
+  auto findAllocated(const void* ptr) {
+    const auto it = allocated.find(static_cast<const char*>(ptr));
+    if (it == allocated.end()) throw std::invalid_argument("invalid device pointer");
+    return it;
+  }
+
+  void free(void* ptr) {
+    const auto it = findAllocated(ptr);
+    Block* block = it->second;
+    allocated.erase(it);
+    block->allocated = false;
+    const StatType pool = poolStat(block);
+    add(stats.allocation, pool, -1);
+    add(stats.allocated_bytes, pool, -static_cast<int64_t>(block->size));
+    if (block->size >= config.max_split_size) add(stats.oversize_allocations, -1);
+    if (block->stream_uses.empty()) {
+      freeBlock(block);
+    } else {
+      insertEvents(block);
+    }
+  }
+
+  void recordStream(void* ptr, rt::Stream stream) {
+    Block* block = findAllocated(ptr)->second;
+    // Uses on the allocation stream are ordered with the block's reuse already.
+    if (stream == block->stream) return;
+    auto& uses = block->stream_uses;
+    if (std::find(uses.begin(), uses.end(), stream) == uses.end()) uses.push_back(stream);
+  }
+
+  // The block stays active until work queued so far on each recorded stream is done.
+  void insertEvents(Block* block) {
+    for (rt::Stream stream : block->stream_uses) {
+      rt::Event event = nullptr;
+      check(driver.eventCreate(driver.streamDevice(stream), &event, rt::kEventDisableTiming),
+            "eventCreate");
+      check(driver.eventRecord(event, stream), "eventRecord");
+      block->event_count++;
+      pending_events.emplace_back(event, block);
+    }
+    block->stream_uses.clear();
+  }
+
+  // Returns a no-longer-active block to its pool, merged with free neighbours.
+  void freeBlock(Block* block) {
+    const StatType pool = poolStat(block);
+    add(stats.active, pool, -1);
+    add(stats.active_bytes, pool, -static_cast<int64_t>(block->size));
+    add(stats.requested_bytes, pool, -static_cast<int64_t>(block->requested_size));
+    block->requested_size = 0;
+    if (caching_disabled) {
+      releaseSegment(block);
+      return;
+    }
+    int64_t split_blocks = 0;
+    int64_t split_bytes = 0;
+    for (Block* neighbour : {block->prev, block->next}) {
+      const size_t merged = tryMerge(block, neighbour);
+      if (merged > 0) {
+        split_blocks--;
+        split_bytes -= static_cast<int64_t>(merged);
+      }
+    }
+    poolOf(block).insert(block);
+    if (block->isSplit()) {
+      split_blocks++;
+      split_bytes += static_cast<int64_t>(block->size);
+    }
+    add(stats.inactive_split, pool, split_blocks);
+    add(stats.inactive_split_bytes, pool, split_bytes);
+  }
+
+  // Absorbs `src` into `dst` when src is a free (cached) neighbour; returns the bytes gained.
+  size_t tryMerge(Block* dst, Block* src) {
+    if (src == nullptr || src->allocated || src->event_count > 0) return 0;
+    const size_t merged = src->size;
+    poolOf(src).erase(src);
+    if (dst->prev == src) {
+      dst->ptr = src->ptr;
+      dst->prev = src->prev;
+      if (dst->prev != nullptr) dst->prev->next = dst;
+    } else {
+      dst->next = src->next;
+      if (dst->next != nullptr) dst->next->prev = dst;
+    }
+    dst->size += merged;
+    spare.push_back(src);
+    return merged;
+  }
+
+  void releaseEvent(rt::Event event, Block* block) {
+    driver.eventDestroy(event);
+    if (--block->event_count == 0) freeBlock(block);
+  }
+
+  // Releases the blocks whose events have completed. An event that reports an error will
+  // never complete; the work it guards is dead, so its block is released, not leaked.
+  void processEvents() {
+    size_t kept = 0;
+    for (const auto& [event, block] : pending_events) {
+      if (driver.eventQuery(event) == rt::Error::NotReady) {
+        pending_events[kept++] = {event, block};
+      } else {
+        releaseEvent(event, block);
+      }
+    }
+    pending_events.resize(kept);
+  }
+
+  void synchronizeEvents() {
+    stats.num_sync_all_streams++;
+    for (const auto& [event, block] : pending_events) {
+      driver.eventSynchronize(event);
+      releaseEvent(event, block);
+    }
+    pending_events.clear();
+  }
+
+  // `block` is a whole segment already out of every container.
+  void releaseSegment(Block* block) {
+    check(driver.free(device, block->ptr), "free");
+    add(stats.segment, poolStat(block), -1);
+    add(stats.reserved_bytes, poolStat(block), -static_cast<int64_t>(block->size));
+    stats.num_device_free++;
+    if (block->size >= config.max_split_size) add(stats.oversize_segments, -1);
+    spare.push_back(block);
+  }
+
+  // Frees every cached segment that is entirely free.
+  void releaseCached() {
+    // A cached block may still be read by work queued on its stream: wait for it, as
+    // cudaFree does implicitly.
+    check(driver.deviceSynchronize(device), "deviceSynchronize");
+    for (FreeBlocks* pool : {&small_blocks, &large_blocks}) {
+      for (auto it = pool->begin(); it != pool->end();) {
+        Block* block = *it;
+        if (block->isSplit()) {
+          ++it;
+        } else {
+          it = pool->erase(it);
+          releaseSegment(block);
+        }
+      }
+    }
+  }
+
+  // ---- inspection --------------------------------------------------------------------------
+
+  std::vector<SegmentInfo> snapshot() const {
+    // Every block is allocated, cached or held back by events; segments start at the blocks
+    // with no predecessor.
+    std::vector<const Block*> heads;
+    const auto note = [&heads](const Block* block) {
+      if (block->prev == nullptr) heads.push_back(block);
+    };
+    for (const auto& entry : allocated) note(entry.second);
+    for (const FreeBlocks* pool : {&small_blocks, &large_blocks}) {
+      for (const Block* block : *pool) note(block);
+    }
+    for (const auto& entry : pending_events) note(entry.second);
+    std::sort(heads.begin(), heads.end(),
+              [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+
+    std::vector<SegmentInfo> segments;
+    segments.reserve(heads.size());
+    for (const Block* head : heads) {
+      SegmentInfo& segment = segments.emplace_back();
+      segment.address = reinterpret_cast<uintptr_t>(head->ptr);
+      segment.stream = reinterpret_cast<uintptr_t>(head->stream);
+      segment.is_large = !head->is_small;
+      for (const Block* block = head; block != nullptr; block = block->next) {
+        BlockInfo info;
+        info.size = block->size;
+        info.requested_size = block->requested_size;
+        info.allocated = block->allocated;
+        info.active = block->allocated || block->event_count > 0;
+        segment.total_size += info.size;
+        if (info.allocated) segment.allocated_size += info.size;
+        if (info.active) {
+          segment.active_size += info.size;
+          segment.requested_size += info.requested_size;
+        }
+        segment.blocks.push_back(info);
+      }
+    }
+    return segments;
+  }
+
+  bool lookup(const void* ptr, void** base, size_t* size) const {
+    const char* p = static_cast<const char*>(ptr);
+    auto it = allocated.upper_bound(p);
+    if (it == allocated.begin()) return false;
+    const Block* block = (--it)->second;
+    if (p >= block->ptr + block->size) return false;
+    *base = block->ptr;
+    *size = block->size;
+    return true;
+  }
+};
+
+// ---- public interface: take the lock, delegate -----------------------------------------
+
+CachingAllocator::CachingAllocator(rt::Driver& driver, int device)
+    : impl_(new Impl(driver, device)), device_(device) {}
+
+CachingAllocator::~CachingAllocator() {
+  try {
+    emptyCache();
+  } catch (...) {
+    // A destructor cannot report, and at process exit the driver may already be gone.
+  }
+  delete impl_;
+}
+
+void* CachingAllocator::malloc(size_t size, rt::Stream stream) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->malloc(size, stream);
+}
+
+void CachingAllocator::free(void* ptr) {
+  if (ptr == nullptr) return;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->free(ptr);
+}
+
+void CachingAllocator::recordStream(void* ptr, rt::Stream stream) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->recordStream(ptr, stream);
+}
+
+void CachingAllocator::emptyCache() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->synchronizeEvents();
+  impl_->releaseCached();
+}
+
+DeviceStats CachingAllocator::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  DeviceStats stats = impl_->stats;
+  // SIZE_MAX (no limit) reads as -1, as in torch.cuda.memory_stats().
+  stats.max_split_size = static_cast<int64_t>(impl_->config.max_split_size);
+  return stats;
+}
+
+namespace {
+
+template <typename Fn>
+void forEachStat(DeviceStats& stats, Fn fn) {
+  for (StatArray* array :
+       {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
+        &stats.allocated_bytes, &stats.reserved_bytes, &stats.active_bytes,
+        &stats.inactive_split_bytes, &stats.requested_bytes}) {
+    for (Stat& stat : *array) fn(stat);
+  }
+  fn(stats.oversize_allocations);
+  fn(stats.oversize_segments);
+}
+
+}  // namespace
+
+void CachingAllocator::resetAccumulatedStats() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  DeviceStats& stats = impl_->stats;
+  forEachStat(stats, [](Stat& stat) { stat.allocated = stat.freed = 0; });
+  stats.num_alloc_retries = 0;
+  stats.num_ooms = 0;
+  stats.num_sync_all_streams = 0;
+  stats.num_device_alloc = 0;
+  stats.num_device_free = 0;
+}
+
+void CachingAllocator::resetPeakStats() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  forEachStat(impl_->stats, [](Stat& stat) { stat.peak = stat.current; });
+}
+
+std::vector<SegmentInfo> CachingAllocator::snapshot() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->snapshot();
+}
+
+void CachingAllocator::setMemoryFraction(double fraction) {
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    throw std::invalid_argument("memory fraction must be in (0, 1], got " +
+                                std::to_string(fraction));
+  }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->config.memory_fraction = fraction;
+}
+
+void CachingAllocator::setMaxSplitSize(size_t bytes) {
+  if (bytes <= kLargeBuffer) {
+    throw std::invalid_argument("max_split_size must be above 20 MiB, got " +
+                                std::to_string(bytes) + " bytes");
+  }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->config.max_split_size = bytes;
+}
+
+bool CachingAllocator::lookup(const void* ptr, void** base, size_t* size) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->lookup(ptr, base, size);
+}
+
+size_t CachingAllocator::capacity() const { return impl_->total_bytes; }
+
+size_t CachingAllocator::roundSize(size_t size) {
+  if (size < kMinBlockSize) return kMinBlockSize;
+  return (size + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+}
+
+size_t CachingAllocator::segmentSize(size_t rounded) {
+  if (rounded <= kSmallSize) return kSmallBuffer;
+  if (rounded < kMinLargeAlloc) return kLargeBuffer;
+  return (rounded + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+}  // namespace accel::alloc

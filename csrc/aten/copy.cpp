@@ -1,0 +1,169 @@
+// Copies between CPU and accel, and between accel tensors, on the current stream.
+// Like CUDA: copies from or to pageable host memory return when the data has moved;
+// non_blocking copies from or to pinned memory are asynchronous.
+#include <ATen/TensorIterator.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/copy.h"
+#include "aten/elementwise_desc.h"
+#include "core/host_allocator.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+
+namespace accel {
+namespace {
+
+// Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
+bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
+  return dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) &&
+         dst.is_contiguous() && src.is_contiguous();
+}
+
+// Pageable copies wait; pinned non_blocking copies keep their host memory alive instead.
+void finishHostCopy(const at::Tensor& host, bool non_blocking, int device, rt::Stream stream) {
+  if (non_blocking && isPinnedPtr(host.data_ptr())) {
+    keepAliveUntilDone(host.storage(), device, stream);
+  } else {
+    ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
+  }
+}
+
+void copyToDevice(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  int device = dst.device().index();
+  rt::Stream stream = currentRuntimeStream(device);
+  if (isRawCopy(dst, src)) {
+    ACCEL_RT_CHECK(rt::driver().memcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                            rt::MemcpyKind::HostToDevice, stream),
+                   device);
+    finishHostCopy(src, non_blocking, device, stream);
+    return;
+  }
+  // Convert and lay out on the host, where ATen's CPU copy is already fast, then move once.
+  at::Tensor host = src.to(dst.scalar_type()).expand_as(dst).contiguous();
+  if (dst.is_contiguous()) {
+    copyToDevice(dst, host, /*non_blocking=*/false);
+    return;
+  }
+  at::Tensor staged = at::empty(dst.sizes(), dst.options());
+  copyToDevice(staged, host, /*non_blocking=*/false);
+  copyOnDevice(dst, staged);
+}
+
+void copyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  int device = src.device().index();
+  rt::Stream stream = currentRuntimeStream(device);
+  if (isRawCopy(dst, src)) {
+    ACCEL_RT_CHECK(rt::driver().memcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                            rt::MemcpyKind::DeviceToHost, stream),
+                   device);
+    finishHostCopy(dst, non_blocking, device, stream);
+    return;
+  }
+  at::Tensor dense = src;
+  if (!src.is_contiguous()) {
+    if (kernelSupports(src.scalar_type())) {
+      dense = at::empty(src.sizes(), src.options());
+      copyOnDevice(dense, src);
+    } else {
+      // No kernel for this dtype: move the bytes the view spans and rebuild it on the host.
+      size_t span = at::detail::computeStorageNbytes(src.sizes(), src.strides(), src.itemsize());
+      at::Tensor raw = at::empty({static_cast<int64_t>(span)}, dst.options().dtype(at::kByte));
+      ACCEL_RT_CHECK(
+          rt::driver().memcpyAsync(raw.data_ptr(), src.data_ptr(), span,
+                                   rt::MemcpyKind::DeviceToHost, stream),
+          device);
+      ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
+      at::Tensor view = at::empty({0}, dst.options().dtype(src.scalar_type()))
+                            .set_(raw.storage(), 0, src.sizes(), src.strides());
+      dst.copy_(view);
+      return;
+    }
+  }
+  at::Tensor host = at::empty(dense.sizes(), dst.options().dtype(dense.scalar_type()));
+  copyToHost(host, dense, /*non_blocking=*/false);
+  dst.copy_(host);
+}
+
+// Across devices: stage a contiguous source, order the two streams around one memcpy.
+void copyAcrossDevices(const at::Tensor& dst, const at::Tensor& src) {
+  at::Tensor source = src;
+  if (!isRawCopy(dst, src)) {
+    c10::DeviceGuard guard(src.device());
+    source = at::empty(dst.sizes(), src.options().dtype(dst.scalar_type()));
+    copyOnDevice(source, src.expand_as(dst));
+  }
+  at::Tensor target = dst.is_contiguous() ? dst : at::empty(dst.sizes(), dst.options());
+  int src_dev = src.device().index(), dst_dev = dst.device().index();
+  rt::Stream src_stream = currentRuntimeStream(src_dev);
+  rt::Stream dst_stream = currentRuntimeStream(dst_dev);
+  // Cross-device copies are rare: synchronising both streams keeps the ordering obvious.
+  ACCEL_RT_CHECK(rt::driver().streamSynchronize(dst_stream), dst_dev);
+  ACCEL_RT_CHECK(rt::driver().memcpyAsync(target.data_ptr(), source.data_ptr(), target.nbytes(),
+                                          rt::MemcpyKind::DeviceToDevice, src_stream),
+                 src_dev);
+  ACCEL_RT_CHECK(rt::driver().streamSynchronize(src_stream), src_dev);
+  if (!target.is_same(dst)) copyOnDevice(dst, target);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  const at::Tensor& src = self;
+  if (dst.numel() == 0) return dst;
+  bool src_accel = src.is_privateuseone(), dst_accel = dst.is_privateuseone();
+  if (src_accel && dst_accel) {
+    if (src.device() == dst.device()) {
+      copyOnDevice(dst, src);
+    } else {
+      copyAcrossDevices(dst, src);
+    }
+  } else if (dst_accel && src.is_cpu()) {
+    copyToDevice(dst, src, non_blocking);
+  } else if (src_accel && dst.is_cpu()) {
+    copyToHost(dst, src, non_blocking);
+  } else {
+    TORCH_CHECK(false, "accel: copy from ", src.device(), " to ", dst.device(),
+                " is not supported");
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  at::native::resize_output(dst, self.sizes());
+  return copy_from(self, dst, /*non_blocking=*/false);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+}
+
+}  // namespace
+
+void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.numel() == 0) return;
+  int device = dst.device().index();
+  rt::Stream stream = currentRuntimeStream(device);
+  if (isRawCopy(dst, src)) {
+    ACCEL_RT_CHECK(rt::driver().memcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                            rt::MemcpyKind::DeviceToDevice, stream),
+                   device);
+    return;
+  }
+  if (!kernelSupports(dst.scalar_type()) || !kernelSupports(src.scalar_type())) {
+    // Dtypes without kernels (complex, ...) make a round trip through the host.
+    copyToDevice(dst, src.cpu(), /*non_blocking=*/false);
+    return;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(dst)
+                  .add_const_input(src)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .build();
+  ACCEL_RT_CHECK(kernels::table().copy(makeDesc(iter), stream), device);
+}
+
+}  // namespace accel

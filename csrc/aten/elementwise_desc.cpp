@@ -1,0 +1,54 @@
+#include "aten/elementwise_desc.h"
+
+#include <c10/core/Scalar.h>
+
+namespace accel {
+
+bool kernelSupports(c10::ScalarType t) {
+  switch (t) {
+    case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt: case c10::kLong:
+    case c10::kHalf: case c10::kFloat: case c10::kDouble: case c10::kBool: case c10::kBFloat16:
+      return true;
+    default:
+      return false;
+  }
+}
+
+kernels::DType toKernelDType(c10::ScalarType t) {
+  TORCH_CHECK(kernelSupports(t), "accel kernels do not support dtype ", t);
+  return static_cast<kernels::DType>(t);
+}
+
+kernels::ElementwiseDesc makeDesc(const at::TensorIteratorBase& iter) {
+  TORCH_INTERNAL_ASSERT(iter.ntensors() <= kernels::kMaxOperands);
+  TORCH_INTERNAL_ASSERT(iter.ndim() <= kernels::kMaxDims);
+  kernels::ElementwiseDesc d;
+  d.ndim = iter.ndim();
+  d.numel = iter.numel();
+  auto shape = iter.shape();
+  for (int i = 0; i < d.ndim; ++i) d.sizes[i] = shape[i];
+  d.noperands = iter.ntensors();
+  for (int t = 0; t < d.noperands; ++t) {
+    kernels::Operand& op = d.op[t];
+    op.data = static_cast<char*>(iter.data_ptr(t));
+    op.dtype = toKernelDType(iter.dtype(t));
+    auto strides = iter.strides(t);
+    for (int i = 0; i < d.ndim; ++i) op.strides[i] = strides[i];
+  }
+  return d;
+}
+
+kernels::Scalar toKernelScalar(const c10::Scalar& s) {
+  TORCH_CHECK(!s.isComplex(), "accel kernels do not support complex scalars");
+  kernels::Scalar k;
+  k.is_integral = s.isIntegral(/*includeBool=*/true);
+  if (k.is_integral) {
+    k.i = s.toLong();
+    k.f = static_cast<double>(k.i);
+  } else {
+    k.f = s.toDouble();
+  }
+  return k;
+}
+
+}  // namespace accel

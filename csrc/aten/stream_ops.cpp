@@ -1,0 +1,16 @@
+// record_stream: tells the caching allocator that a tensor is used on another stream.
+#include <torch/library.h>
+
+#include "allocator/device_allocator_torch.h"
+
+namespace accel {
+namespace {
+
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  recordStream(self.storage().data_ptr(), stream);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("record_stream", record_stream); }
+
+}  // namespace
+}  // namespace accel

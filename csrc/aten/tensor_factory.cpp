@@ -1,0 +1,49 @@
+// empty and empty_strided: the two ops every accel tensor is born from.
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "allocator/device_allocator_torch.h"
+#include "core/device.h"
+
+namespace accel {
+namespace {
+
+constexpr c10::DispatchKeySet kAccelKeys(c10::DispatchKey::PrivateUse1);
+
+c10::DeviceIndex targetDevice(std::optional<c10::Device> device) {
+  c10::DeviceIndex index = device && device->has_index() ? device->index() : currentDevice();
+  checkDeviceIndex(index);
+  return index;
+}
+
+at::Tensor empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                 std::optional<bool> pin_memory,
+                 std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
+              "accel supports only strided tensors, got layout ", *layout);
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, targetDevice(device)));
+  return at::detail::empty_generic(size, deviceAllocator(), kAccelKeys,
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
+              "accel supports only strided tensors, got layout ", *layout);
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, targetDevice(device)));
+  return at::detail::empty_strided_generic(size, stride, deviceAllocator(), kAccelKeys,
+                                           c10::dtype_or_default(dtype));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty);
+  m.impl("empty_strided", empty_strided);
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,52 @@
+#include "core/device.h"
+
+#include <c10/util/Exception.h>
+
+#include "core/rt_check.h"
+
+namespace accel {
+
+namespace {
+// Like cudaSetDevice, the current device belongs to the calling thread.
+thread_local c10::DeviceIndex t_current_device = 0;
+}  // namespace
+
+void throwRuntimeError(rt::Error err, const char* expr, int device) {
+  std::string detail = device >= 0 ? rt::driver().lastErrorMessage(device) : std::string();
+  if (err == rt::Error::OutOfMemory) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "accel:", device, " out of memory in ", expr,
+                     detail.empty() ? "" : ": ", detail);
+  }
+  TORCH_CHECK(false, "accel runtime error '", rt::errorString(err), "' in ", expr,
+              device >= 0 ? " on accel:" + std::to_string(device) : std::string(),
+              detail.empty() ? "" : ": ", detail);
+}
+
+c10::DeviceIndex deviceCount() {
+  static const c10::DeviceIndex count =
+      static_cast<c10::DeviceIndex>(rt::driver().deviceCount());
+  return count;
+}
+
+c10::DeviceIndex currentDevice() { return t_current_device; }
+
+void setCurrentDevice(c10::DeviceIndex index) {
+  checkDeviceIndex(index);
+  t_current_device = index;
+}
+
+void checkDeviceIndex(c10::DeviceIndex index) {
+  TORCH_CHECK_INDEX(index >= 0 && index < deviceCount(), "Invalid device index accel:",
+                    static_cast<int>(index), ": this process has ",
+                    static_cast<int>(deviceCount()), " accel device(s) (driver '",
+                    rt::driver().name(), "'); valid indices are 0 to ",
+                    static_cast<int>(deviceCount()) - 1, ".");
+}
+
+void checkNotForked() {
+  TORCH_CHECK(!rt::inBadFork(),
+              "Cannot re-initialize accel in forked subprocess. To use accel with "
+              "multiprocessing, you must use the 'spawn' start method");
+}
+
+}  // namespace accel

@@ -1,0 +1,16 @@
+// Device bookkeeping for the torch layer: count, the thread's current device, checks.
+#pragma once
+
+#include <c10/core/Device.h>
+
+namespace accel {
+
+c10::DeviceIndex deviceCount();
+c10::DeviceIndex currentDevice();
+void setCurrentDevice(c10::DeviceIndex index);
+// Raises a clear IndexError-style error (c10::IndexError) for an index past device_count().
+void checkDeviceIndex(c10::DeviceIndex index);
+// Raises torch's bad-fork error when the runtime was initialised before a fork.
+void checkNotForked();
+
+}  // namespace accel

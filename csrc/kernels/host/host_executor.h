@@ -1,0 +1,70 @@
+// Runs an elementwise functor for the host driver: queued on the stream, split over the
+// runtime's thread pool. Only this file knows how host kernels are launched.
+#pragma once
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/elementwise.h"
+#include "runtime/host/host_launch.h"
+#include "runtime/host/parallel.h"
+
+namespace accel::kernels::host {
+
+// Elements per parallel chunk: large enough that the pool's overhead is noise, small enough
+// that 16M elements keep every core busy.
+constexpr int64_t kGrain = 32768;
+
+// Raw pointers and a by-value functor, so the compiler can keep alpha in a register and
+// vectorize (stores through `out` cannot then alias the functor or the descriptor).
+template <class F, class Out, class... In>
+void denseLoop(const F f, int64_t begin, int64_t end, Out* out, const In*... in) {
+  for (int64_t i = begin; i < end; ++i) contiguousAt(f, i, out, in...);
+}
+
+template <class F, class Out, class... In, size_t... I>
+void denseRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end,
+                std::index_sequence<I...>) {
+  denseLoop(f, begin, end, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
+}
+
+// Any strides: the offsets are computed once per run along dimension 0, then stepped.
+template <class F, class Out, class... In>
+void stridedRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end) {
+  constexpr int N = 1 + sizeof...(In);
+  const int64_t inner = d.ndim > 0 ? d.sizes[0] : 1;
+  for (int64_t i = begin; i < end;) {
+    int64_t off[N];
+    offsetsOf(d, i, off);
+    const int64_t n = std::min(end - i, inner - i % inner);
+    for (int64_t j = 0; j < n; ++j) {
+      stridedAt<F, Out, In...>(f, d, off);
+      for (int k = 0; k < N; ++k) off[k] += d.op[k].strides[0];
+    }
+    i += n;
+  }
+}
+
+struct HostExecutor {
+  template <class Out, class... In, class F>
+  static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
+    if (d.numel == 0) return rt::Error::Success;
+    constexpr bool typed = !std::is_same_v<Out, AnyDType> && (!std::is_same_v<In, AnyDType> && ...);
+    if constexpr (typed) {
+      if (isContiguous(d)) {
+        return rt::host::enqueue(stream, [d, f] {
+          rt::host::parallelFor(0, d.numel, kGrain, [&](int64_t b, int64_t e) {
+            denseRange<F, Out, In...>(f, d, b, e, std::index_sequence_for<In...>{});
+          });
+        });
+      }
+    }
+    return rt::host::enqueue(stream, [d, f] {
+      rt::host::parallelFor(0, d.numel, kGrain,
+                            [&](int64_t b, int64_t e) { stridedRange<F, Out, In...>(f, d, b, e); });
+    });
+  }
+};
+
+}  // namespace accel::kernels::host

@@ -1,0 +1,293 @@
+// The CUDA driver: rt::Driver over the CUDA runtime API. Built into libaccel_cuda.so, which
+// the runtime loads with dlopen (see csrc/runtime/cuda_plugin.cpp) through the two
+// extern "C" entry points at the bottom.
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/cuda_stream.h"
+#include "runtime/driver.h"
+
+namespace accel::rt {
+namespace {
+
+using cuda::CudaStream;
+
+CudaStream* cast(Stream s) { return cuda::toCudaStream(s); }
+cudaEvent_t cast(Event e) { return reinterpret_cast<cudaEvent_t>(e); }
+
+Error translate(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return Error::Success;
+    case cudaErrorMemoryAllocation: return Error::OutOfMemory;
+    case cudaErrorInvalidDevice: return Error::InvalidDevice;
+    case cudaErrorInvalidValue:
+    case cudaErrorInvalidResourceHandle:
+    case cudaErrorInvalidDevicePointer:
+    case cudaErrorInvalidMemcpyDirection: return Error::InvalidValue;
+    case cudaErrorNotReady: return Error::NotReady;
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorLaunchOutOfResources:
+    case cudaErrorAssert:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError: return Error::LaunchFailure;
+    case cudaErrorNotSupported: return Error::NotSupported;
+    default: return Error::Unknown;
+  }
+}
+
+// The message of the last failing call on this thread, for lastErrorMessage.
+thread_local std::string last_message;
+
+Error check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) {
+    last_message = std::string(call) + ": " + cudaGetErrorString(e);
+  }
+  return translate(e);
+}
+
+#define ACCEL_CUDA(call) check((call), #call)
+#define ACCEL_CUDA_RETURN_IF_ERROR(call)                   \
+  do {                                                     \
+    if (Error e_ = ACCEL_CUDA(call); e_ != Error::Success) \
+      return e_;                                           \
+  } while (0)
+
+class CudaDriver final : public Driver {
+ public:
+  explicit CudaDriver(int devices) {
+    defaults_.reserve(devices);
+    for (int d = 0; d < devices; ++d) defaults_.push_back(CudaStream{nullptr, d, kLowestPriority});
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  int deviceCount() override { return static_cast<int>(defaults_.size()); }
+
+  Error getDeviceProperties(int device, DeviceProperties* props) override {
+    if (props == nullptr) return Error::InvalidValue;
+    cudaDeviceProp p{};
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&p, device));
+    *props = DeviceProperties{};
+    props->name = p.name;
+    props->total_memory = p.totalGlobalMem;
+    props->multi_processor_count = p.multiProcessorCount;
+    props->major = p.major;
+    props->minor = p.minor;
+    props->warp_size = p.warpSize;
+    props->max_threads_per_block = p.maxThreadsPerBlock;
+    return Error::Success;
+  }
+
+  Error deviceSynchronize(int device) override {
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    return ACCEL_CUDA(cudaDeviceSynchronize());
+  }
+
+  Error malloc(int device, void** ptr, size_t size) override {
+    if (ptr == nullptr) return Error::InvalidValue;
+    *ptr = nullptr;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    const Error e = ACCEL_CUDA(cudaMalloc(ptr, size));
+    // An OOM is reported here and must not linger as the thread's last error.
+    if (e != Error::Success) cudaGetLastError();
+    return e;
+  }
+
+  Error free(int device, void* ptr) override {
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    return ACCEL_CUDA(cudaFree(ptr));
+  }
+
+  Error memGetInfo(int device, size_t* free_bytes, size_t* total_bytes) override {
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    return ACCEL_CUDA(cudaMemGetInfo(free_bytes, total_bytes));
+  }
+
+  int pointerDevice(const void* ptr) override {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+      cudaGetLastError();  // a foreign pointer is an answer, not an error
+      return -1;
+    }
+    return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
+  }
+
+  Error mallocHost(void** ptr, size_t size) override {
+    if (ptr == nullptr) return Error::InvalidValue;
+    *ptr = nullptr;
+    const Error e = ACCEL_CUDA(cudaHostAlloc(ptr, size, cudaHostAllocDefault));
+    if (e != Error::Success) cudaGetLastError();
+    return e;
+  }
+
+  Error freeHost(void* ptr) override { return ACCEL_CUDA(cudaFreeHost(ptr)); }
+
+  Error memcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind,
+                    Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaMemcpyAsync(dst, src, bytes, toCuda(kind), cast(stream)->handle));
+  }
+
+  Error memsetAsync(void* dst, int value, size_t bytes, Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaMemsetAsync(dst, value, bytes, cast(stream)->handle));
+  }
+
+  Stream defaultStream(int device) override {
+    if (device < 0 || device >= deviceCount()) return nullptr;
+    return reinterpret_cast<Stream>(&defaults_[device]);
+  }
+
+  Error streamCreate(int device, Stream* stream, int priority) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    // torch.cuda creates its pool streams non-blocking: they do not sync with stream 0.
+    cudaStream_t handle = nullptr;
+    ACCEL_CUDA_RETURN_IF_ERROR(
+        cudaStreamCreateWithPriority(&handle, cudaStreamNonBlocking, priority));
+    int actual = priority;
+    cudaStreamGetPriority(handle, &actual);  // CUDA clamps to the device's range
+    *stream = reinterpret_cast<Stream>(new CudaStream{handle, device, actual});
+    return Error::Success;
+  }
+
+  Error streamDestroy(Stream stream) override {
+    if (stream == nullptr || isDefault(stream)) return Error::InvalidValue;
+    CudaStream* s = cast(stream);
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(s->device));
+    const Error e = ACCEL_CUDA(cudaStreamDestroy(s->handle));
+    delete s;
+    return e;
+  }
+
+  Error streamSynchronize(Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaStreamSynchronize(cast(stream)->handle));
+  }
+
+  Error streamQuery(Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    const cudaError_t e = cudaStreamQuery(cast(stream)->handle);
+    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+  }
+
+  Error streamWaitEvent(Stream stream, Event event) override {
+    if (stream == nullptr || event == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaStreamWaitEvent(cast(stream)->handle, cast(event), 0));
+  }
+
+  int streamDevice(Stream stream) override { return stream == nullptr ? -1 : cast(stream)->device; }
+
+  int streamPriority(Stream stream) override {
+    return stream == nullptr ? kLowestPriority : cast(stream)->priority;
+  }
+
+  Error launchHostFunc(Stream stream, HostFn fn, void* user_data) override {
+    if (stream == nullptr || fn == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaLaunchHostFunc(cast(stream)->handle, fn, user_data));
+  }
+
+  void* nativeStream(Stream stream) override {
+    return stream == nullptr ? nullptr : static_cast<void*>(cuda::nativeStream(stream));
+  }
+
+  Error eventCreate(int device, Event* event, unsigned flags) override {
+    if (event == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    cudaEvent_t e = nullptr;
+    const unsigned cuda_flags =
+        (flags & kEventDisableTiming) ? cudaEventDisableTiming : cudaEventDefault;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cuda_flags));
+    *event = reinterpret_cast<Event>(e);
+    return Error::Success;
+  }
+
+  Error eventDestroy(Event event) override {
+    return event == nullptr ? Error::InvalidValue : ACCEL_CUDA(cudaEventDestroy(cast(event)));
+  }
+
+  Error eventRecord(Event event, Stream stream) override {
+    if (event == nullptr || stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaEventRecord(cast(event), cast(stream)->handle));
+  }
+
+  Error eventQuery(Event event) override {
+    if (event == nullptr) return Error::InvalidValue;
+    const cudaError_t e = cudaEventQuery(cast(event));
+    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+  }
+
+  Error eventSynchronize(Event event) override {
+    return event == nullptr ? Error::InvalidValue : ACCEL_CUDA(cudaEventSynchronize(cast(event)));
+  }
+
+  Error eventElapsedTime(float* ms, Event start, Event end) override {
+    if (ms == nullptr || start == nullptr || end == nullptr) return Error::InvalidValue;
+    const cudaError_t e = cudaEventElapsedTime(ms, cast(start), cast(end));
+    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+  }
+
+  Error getLastError(int device) override {
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    return ACCEL_CUDA(cudaGetLastError());
+  }
+
+  std::string lastErrorMessage(int device) override { return last_message; }
+
+ private:
+  static cudaMemcpyKind toCuda(MemcpyKind kind) {
+    switch (kind) {
+      case MemcpyKind::HostToHost: return cudaMemcpyHostToHost;
+      case MemcpyKind::HostToDevice: return cudaMemcpyHostToDevice;
+      case MemcpyKind::DeviceToHost: return cudaMemcpyDeviceToHost;
+      case MemcpyKind::DeviceToDevice: return cudaMemcpyDeviceToDevice;
+    }
+    return cudaMemcpyDefault;
+  }
+
+  bool isDefault(Stream stream) const {
+    const auto* s = cast(stream);
+    return s >= defaults_.data() && s < defaults_.data() + defaults_.size();
+  }
+
+  std::vector<CudaStream> defaults_;  // one per device, never resized
+};
+
+std::string status_message;
+
+}  // namespace
+}  // namespace accel::rt
+
+// The driver, or nullptr (with accel_cuda_status() saying why) when no GPU answers. Called
+// once by the runtime's plugin loader; the driver lives for the whole process.
+extern "C" accel::rt::Driver* accel_cuda_driver() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    accel::rt::status_message = std::string("CUDA reports: ") + cudaGetErrorString(e);
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (count == 0) {
+    accel::rt::status_message = "CUDA found no device";
+    return nullptr;
+  }
+  accel::rt::status_message.clear();
+  static accel::rt::Driver* const driver = new accel::rt::CudaDriver(count);
+  return driver;
+}
+
+extern "C" const char* accel_cuda_status() { return accel::rt::status_message.c_str(); }

@@ -1,0 +1,88 @@
+#include "runtime/cuda_plugin.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "runtime/fork.h"
+
+namespace accel::rt {
+namespace {
+
+constexpr const char* kPluginFile = "libaccel_cuda.so";
+
+// The plugin is installed next to the binary that holds this code (_C.so in the wheel, the
+// test executable in a build tree), so find that binary's directory through a local symbol.
+std::string pluginPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&pluginPath), &info) == 0 || info.dli_fname == nullptr) {
+    return kPluginFile;
+  }
+  std::string self = info.dli_fname;
+  const auto slash = self.rfind('/');
+  return slash == std::string::npos ? kPluginFile : self.substr(0, slash + 1) + kPluginFile;
+}
+
+bool fileExists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+struct Plugin {
+  void* handle = nullptr;
+  Driver* driver = nullptr;
+  std::string status;  // empty when `driver` is usable
+};
+
+Plugin load() {
+  Plugin p;
+  const std::string path = pluginPath();
+  if (!fileExists(path)) {
+    p.status = "the CUDA plugin was not built (" + path + " does not exist)";
+    return p;
+  }
+  // RTLD_LOCAL: the plugin's CUDA and cuBLAS symbols must not leak into torch's namespace.
+  p.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (p.handle == nullptr) {
+    p.status = std::string("cannot load the CUDA plugin: ") + dlerror();
+    return p;
+  }
+  using DriverFn = Driver* (*)();
+  using StatusFn = const char* (*)();
+  auto driver_fn = reinterpret_cast<DriverFn>(dlsym(p.handle, "accel_cuda_driver"));
+  auto status_fn = reinterpret_cast<StatusFn>(dlsym(p.handle, "accel_cuda_status"));
+  if (driver_fn == nullptr || status_fn == nullptr) {
+    p.status = "the CUDA plugin " + path + " does not export accel_cuda_driver/accel_cuda_status";
+    return p;
+  }
+  p.driver = driver_fn();
+  if (p.driver == nullptr) {
+    const char* why = status_fn();
+    p.status = why != nullptr && *why != '\0' ? why : "no CUDA device answered";
+  } else {
+    watchForFork();
+  }
+  return p;
+}
+
+// Loaded once and never unloaded: the driver it returns lives for the whole process.
+const Plugin& plugin() {
+  static const Plugin p = load();
+  return p;
+}
+
+}  // namespace
+
+Driver* cudaPluginDriver() { return plugin().driver; }
+
+bool cudaPluginBuilt() { return fileExists(pluginPath()); }
+
+std::string cudaPluginStatus() { return plugin().status; }
+
+void* cudaPluginSymbol(const char* name) {
+  void* handle = plugin().handle;
+  return handle == nullptr ? nullptr : dlsym(handle, name);
+}
+
+}  // namespace accel::rt

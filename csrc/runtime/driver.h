@@ -1,0 +1,124 @@
+// The accel runtime: a driver API shaped like the CUDA runtime. Knows no torch.
+//
+// Two implementations exist: the host driver (csrc/runtime/host, always built) and the
+// CUDA driver (csrc/runtime/cuda, a plugin loaded with dlopen). `driver()` returns the one
+// selected by TORCH_ACCEL_DRIVER=host|cuda|auto.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace accel::rt {
+
+enum class Error : int {
+  Success = 0,
+  OutOfMemory,    // device malloc could not be served
+  InvalidDevice,  // device index out of range
+  InvalidValue,   // bad argument (null pointer, unknown handle, size overflow)
+  NotReady,       // stream/event query: work still pending
+  LaunchFailure,  // a kernel or copy failed while running (sticky, like CUDA)
+  NotSupported,   // the driver cannot do this
+  Unknown,
+};
+
+const char* errorString(Error e);
+
+enum class MemcpyKind : int { HostToHost, HostToDevice, DeviceToHost, DeviceToDevice };
+
+// Opaque handles. A Stream is never null once created; the default stream of a device is
+// returned by Driver::defaultStream and must not be destroyed.
+struct StreamImpl;
+struct EventImpl;
+using Stream = StreamImpl*;
+using Event = EventImpl*;
+
+struct DeviceProperties {
+  std::string name;
+  size_t total_memory = 0;
+  int multi_processor_count = 0;
+  int major = 0;
+  int minor = 0;
+  int warp_size = 1;
+  int max_threads_per_block = 1;
+};
+
+enum EventFlags : unsigned { kEventDefault = 0, kEventDisableTiming = 1 };
+
+// Stream priority: 0 is normal, negative is higher (CUDA's convention).
+constexpr int kLowestPriority = 0;
+constexpr int kHighestPriority = -1;
+
+using HostFn = void (*)(void* user_data);
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual const char* name() const = 0;  // "host" or "cuda"
+
+  // Devices.
+  virtual int deviceCount() = 0;
+  virtual Error getDeviceProperties(int device, DeviceProperties* props) = 0;
+  virtual Error deviceSynchronize(int device) = 0;
+
+  // Device memory. Pointers are at least 512-byte aligned.
+  virtual Error malloc(int device, void** ptr, size_t size) = 0;
+  virtual Error free(int device, void* ptr) = 0;
+  virtual Error memGetInfo(int device, size_t* free_bytes, size_t* total_bytes) = 0;
+  // Which device owns ptr; -1 when it is not device memory of this driver.
+  virtual int pointerDevice(const void* ptr) = 0;
+
+  // Page-locked host memory, usable by asynchronous copies.
+  virtual Error mallocHost(void** ptr, size_t size) = 0;
+  virtual Error freeHost(void* ptr) = 0;
+
+  // Copies and memset, ordered on `stream`. The synchronous memcpy waits for `stream`.
+  virtual Error memcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind,
+                            Stream stream) = 0;
+  virtual Error memsetAsync(void* dst, int value, size_t bytes, Stream stream) = 0;
+
+  // Streams.
+  virtual Stream defaultStream(int device) = 0;
+  virtual Error streamCreate(int device, Stream* stream, int priority) = 0;
+  virtual Error streamDestroy(Stream stream) = 0;
+  virtual Error streamSynchronize(Stream stream) = 0;
+  virtual Error streamQuery(Stream stream) = 0;  // Success when idle, NotReady otherwise
+  virtual Error streamWaitEvent(Stream stream, Event event) = 0;
+  virtual int streamDevice(Stream stream) = 0;
+  virtual int streamPriority(Stream stream) = 0;
+  // Runs fn(user_data) on the stream, in order with the stream's other work.
+  virtual Error launchHostFunc(Stream stream, HostFn fn, void* user_data) = 0;
+  // The native handle a kernel build launches on (the host Stream itself, or cudaStream_t).
+  virtual void* nativeStream(Stream stream) = 0;
+
+  // Events.
+  virtual Error eventCreate(int device, Event* event, unsigned flags) = 0;
+  virtual Error eventDestroy(Event event) = 0;
+  virtual Error eventRecord(Event event, Stream stream) = 0;
+  virtual Error eventQuery(Event event) = 0;  // Success when completed (or never recorded)
+  virtual Error eventSynchronize(Event event) = 0;
+  virtual Error eventElapsedTime(float* ms, Event start, Event end) = 0;
+
+  // Takes and clears the sticky error of work that failed asynchronously on `device`.
+  virtual Error getLastError(int device) = 0;
+  // A message for the last failure, when the driver has more to say than errorString.
+  virtual std::string lastErrorMessage(int device) = 0;
+};
+
+// The driver chosen by TORCH_ACCEL_DRIVER (host|cuda|auto; default auto). Never null.
+// Throws std::runtime_error when `cuda` is requested but unavailable.
+Driver& driver();
+
+// Whether the CUDA plugin library was built and installed, and, when loaded, why it is not
+// usable (empty when it is usable).
+bool cudaPluginBuilt();
+std::string cudaPluginStatus();
+// A symbol from the loaded CUDA plugin, or nullptr (used by the kernel layer for its table).
+void* cudaPluginSymbol(const char* name);
+
+// True in a child process forked after the runtime started: its worker threads (and any GPU
+// context) did not survive the fork, so the runtime must not be used there. The torch layer
+// turns this into torch's bad-fork error.
+bool inBadFork();
+
+}  // namespace accel::rt

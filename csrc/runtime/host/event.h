@@ -1,0 +1,45 @@
+// A host event: a marker queued on a stream that records when the stream reached it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "runtime/driver.h"
+
+namespace accel::rt {
+
+struct EventImpl {
+  EventImpl(int device, unsigned flags) : device(device), flags(flags) {}
+
+  // Queues the marker on `stream`; a new record replaces the previous one.
+  Error record(Stream stream);
+  // Success when the last record completed (or there was none), NotReady otherwise.
+  Error query() const;
+  void wait() const;
+  // Queues, on `stream`, a wait for the record current at this call.
+  Error makeStreamWait(Stream stream) const;
+  // Success with the time between two completed records; NotReady or InvalidValue otherwise.
+  static Error elapsed(float* ms, const EventImpl& start, const EventImpl& end);
+
+  const int device;
+  const unsigned flags;
+
+ private:
+  // When the last record completed; InvalidValue if never recorded, NotReady if pending.
+  Error completionTime(std::chrono::steady_clock::time_point* time) const;
+
+  // Shared with the queued markers and waits, so the event may be destroyed while they pend.
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    uint64_t recorded = 0;   // generation of the last record
+    uint64_t completed = 0;  // highest generation whose marker ran
+    std::chrono::steady_clock::time_point time;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+}  // namespace accel::rt

@@ -1,0 +1,268 @@
+#include "runtime/host/host_driver.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "runtime/fork.h"
+#include "runtime/host/event.h"
+#include "runtime/host/memory.h"
+#include "runtime/host/stream.h"
+#include "runtime/host/sticky_error.h"
+
+namespace accel::rt::host {
+namespace {
+
+struct Device {
+  Device(int index, bool launch_blocking)
+      : default_stream(index, kLowestPriority, error, launch_blocking) {}
+
+  StickyError error;
+  StreamImpl default_stream;
+  std::mutex mu;
+  // Created streams. shared_ptr so that deviceSynchronize can wait on one that is destroyed
+  // meanwhile.
+  std::vector<std::shared_ptr<StreamImpl>> streams;
+};
+
+class HostDriver final : public Driver {
+ public:
+  explicit HostDriver(const HostConfig& config)
+      : config_(config), memory_(config.devices, config.capacity, config.protect) {
+    devices_.reserve(config.devices);
+    for (int d = 0; d < config.devices; ++d) {
+      devices_.push_back(std::make_unique<Device>(d, config.launch_blocking));
+    }
+    watchForFork();
+  }
+
+  ~HostDriver() override {
+    // Streams finish their work before the memory it touches is unmapped.
+    devices_.clear();
+    for (void* p : host_allocations_) std::free(p);
+  }
+
+  const char* name() const override { return "host"; }
+
+  int deviceCount() override { return config_.devices; }
+
+  Error getDeviceProperties(int device, DeviceProperties* props) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (props == nullptr) return Error::InvalidValue;
+    *props = DeviceProperties{};
+    props->name = "accel host device " + std::to_string(device);
+    props->total_memory = config_.capacity;
+    props->multi_processor_count =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    props->major = 1;
+    props->minor = 0;
+    return Error::Success;
+  }
+
+  Error deviceSynchronize(int device) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    Device& d = *devices_[device];
+    std::vector<std::shared_ptr<StreamImpl>> streams;
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      streams = d.streams;
+    }
+    d.default_stream.drain();
+    for (auto& s : streams) s->drain();
+    return stickyStatus(device);
+  }
+
+  Error malloc(int device, void** ptr, size_t size) override {
+    return memory_.allocate(device, size, ptr);
+  }
+
+  Error free(int device, void* ptr) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    return memory_.release(device, ptr);
+  }
+
+  Error memGetInfo(int device, size_t* free_bytes, size_t* total_bytes) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (free_bytes == nullptr || total_bytes == nullptr) return Error::InvalidValue;
+    *total_bytes = memory_.capacity();
+    *free_bytes = memory_.capacity() - memory_.used(device);
+    return Error::Success;
+  }
+
+  int pointerDevice(const void* ptr) override { return memory_.owner(ptr); }
+
+  Error mallocHost(void** ptr, size_t size) override {
+    if (ptr == nullptr) return Error::InvalidValue;
+    *ptr = nullptr;
+    if (size == 0) return Error::Success;
+    // 512-byte aligned like device memory, so a pinned staging buffer behaves the same.
+    if (posix_memalign(ptr, 512, size) != 0) {
+      *ptr = nullptr;
+      return Error::OutOfMemory;
+    }
+    std::lock_guard<std::mutex> lock(host_mu_);
+    host_allocations_.insert(*ptr);
+    return Error::Success;
+  }
+
+  Error freeHost(void* ptr) override {
+    if (ptr == nullptr) return Error::Success;
+    {
+      std::lock_guard<std::mutex> lock(host_mu_);
+      if (host_allocations_.erase(ptr) == 0) return Error::InvalidValue;
+    }
+    std::free(ptr);
+    return Error::Success;
+  }
+
+  Error memcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind,
+                    Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    if (bytes == 0) return Error::Success;
+    if (dst == nullptr || src == nullptr) return Error::InvalidValue;
+    const bool dst_device =
+        kind == MemcpyKind::HostToDevice || kind == MemcpyKind::DeviceToDevice;
+    const bool src_device =
+        kind == MemcpyKind::DeviceToHost || kind == MemcpyKind::DeviceToDevice;
+    if (!validSide(dst, bytes, dst_device) || !validSide(src, bytes, src_device)) {
+      return Error::InvalidValue;
+    }
+    return stream->enqueue([=] { std::memcpy(dst, src, bytes); });
+  }
+
+  Error memsetAsync(void* dst, int value, size_t bytes, Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    if (bytes == 0) return Error::Success;
+    if (dst == nullptr || !memory_.contains(dst, bytes)) return Error::InvalidValue;
+    return stream->enqueue([=] { std::memset(dst, value, bytes); });
+  }
+
+  Stream defaultStream(int device) override {
+    return valid(device) ? &devices_[device]->default_stream : nullptr;
+  }
+
+  Error streamCreate(int device, Stream* stream, int priority) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (stream == nullptr) return Error::InvalidValue;
+    Device& d = *devices_[device];
+    priority = std::clamp(priority, kHighestPriority, kLowestPriority);
+    auto s = std::make_shared<StreamImpl>(device, priority, d.error, config_.launch_blocking);
+    std::lock_guard<std::mutex> lock(d.mu);
+    d.streams.push_back(s);
+    *stream = s.get();
+    return Error::Success;
+  }
+
+  Error streamDestroy(Stream stream) override {
+    if (stream == nullptr || !valid(stream->device)) return Error::InvalidValue;
+    std::shared_ptr<StreamImpl> doomed;  // destroyed (drained and joined) outside the lock
+    Device& d = *devices_[stream->device];
+    std::lock_guard<std::mutex> lock(d.mu);
+    auto it = std::find_if(d.streams.begin(), d.streams.end(),
+                           [&](const auto& s) { return s.get() == stream; });
+    if (it == d.streams.end()) return Error::InvalidValue;  // unknown, or the default stream
+    doomed = std::move(*it);
+    d.streams.erase(it);
+    return Error::Success;
+  }
+
+  Error streamSynchronize(Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    stream->drain();
+    return stickyStatus(stream->device);
+  }
+
+  Error streamQuery(Stream stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    return stream->idle() ? Error::Success : Error::NotReady;
+  }
+
+  Error streamWaitEvent(Stream stream, Event event) override {
+    if (stream == nullptr || event == nullptr) return Error::InvalidValue;
+    return event->makeStreamWait(stream);
+  }
+
+  int streamDevice(Stream stream) override { return stream == nullptr ? -1 : stream->device; }
+
+  int streamPriority(Stream stream) override {
+    return stream == nullptr ? kLowestPriority : stream->priority;
+  }
+
+  Error launchHostFunc(Stream stream, HostFn fn, void* user_data) override {
+    if (stream == nullptr || fn == nullptr) return Error::InvalidValue;
+    return stream->enqueue([fn, user_data] { fn(user_data); });
+  }
+
+  void* nativeStream(Stream stream) override { return stream; }
+
+  Error eventCreate(int device, Event* event, unsigned flags) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (event == nullptr) return Error::InvalidValue;
+    *event = new EventImpl(device, flags);
+    return Error::Success;
+  }
+
+  Error eventDestroy(Event event) override {
+    delete event;  // pending markers and waits keep the event's state alive
+    return Error::Success;
+  }
+
+  Error eventRecord(Event event, Stream stream) override {
+    if (event == nullptr || stream == nullptr) return Error::InvalidValue;
+    return event->record(stream);
+  }
+
+  Error eventQuery(Event event) override {
+    return event == nullptr ? Error::InvalidValue : event->query();
+  }
+
+  Error eventSynchronize(Event event) override {
+    if (event == nullptr) return Error::InvalidValue;
+    event->wait();
+    return stickyStatus(event->device);
+  }
+
+  Error eventElapsedTime(float* ms, Event start, Event end) override {
+    if (ms == nullptr || start == nullptr || end == nullptr) return Error::InvalidValue;
+    return EventImpl::elapsed(ms, *start, *end);
+  }
+
+  Error getLastError(int device) override {
+    return valid(device) ? devices_[device]->error.take() : Error::InvalidDevice;
+  }
+
+  std::string lastErrorMessage(int device) override {
+    return valid(device) ? devices_[device]->error.message() : std::string();
+  }
+
+ private:
+  bool valid(int device) const { return device >= 0 && device < config_.devices; }
+
+  Error stickyStatus(int device) const {
+    return devices_[device]->error.pending() ? Error::LaunchFailure : Error::Success;
+  }
+
+  // A copy endpoint: device memory must hold the whole range; host memory must not be
+  // device memory (a wrong kind is a caller bug that CUDA would also reject).
+  bool validSide(const void* p, size_t bytes, bool device) const {
+    return device ? memory_.contains(p, bytes) : memory_.owner(p) < 0;
+  }
+
+  const HostConfig config_;
+  DeviceMemory memory_;  // declared before devices_: streams are destroyed first
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::mutex host_mu_;
+  std::unordered_set<void*> host_allocations_;
+};
+
+}  // namespace
+
+std::unique_ptr<Driver> makeHostDriver(const HostConfig& config) {
+  return std::make_unique<HostDriver>(config);
+}
+
+}  // namespace accel::rt::host

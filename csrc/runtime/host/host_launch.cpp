@@ -1,0 +1,12 @@
+#include "runtime/host/host_launch.h"
+
+#include "runtime/host/stream.h"
+
+namespace accel::rt::host {
+
+Error enqueue(Stream stream, std::function<void()> work) {
+  if (stream == nullptr || !work) return Error::InvalidValue;
+  return stream->enqueue(std::move(work));
+}
+
+}  // namespace accel::rt::host

@@ -1,0 +1,78 @@
+#include "runtime/host/stream.h"
+
+#include <exception>
+#include <string>
+
+#include "runtime/driver.h"
+#include "runtime/host/device_access.h"
+
+namespace accel::rt {
+
+StreamImpl::StreamImpl(int device, int priority, host::StickyError& error, bool launch_blocking)
+    : device(device), priority(priority), error_(error), launch_blocking_(launch_blocking) {}
+
+StreamImpl::~StreamImpl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_one();
+  if (worker_.joinable()) worker_.join();
+}
+
+Error StreamImpl::enqueue(Work work) {
+  if (inBadFork()) return Error::NotSupported;
+  if (launch_blocking_) {
+    drain();
+    return run(work) ? Error::Success : Error::LaunchFailure;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!worker_.joinable()) worker_ = std::thread(&StreamImpl::workerLoop, this);
+    queue_.push_back(std::move(work));
+  }
+  work_cv_.notify_one();
+  return Error::Success;
+}
+
+void StreamImpl::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !running_; });
+}
+
+bool StreamImpl::idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.empty() && !running_;
+}
+
+bool StreamImpl::run(Work& work) {
+  host::DeviceAccess access;
+  try {
+    work();
+    return true;
+  } catch (const std::exception& e) {
+    error_.set(std::string("work on accel stream failed: ") + e.what());
+  } catch (...) {
+    error_.set("work on accel stream failed with a non-standard exception");
+  }
+  return false;
+}
+
+void StreamImpl::workerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopped and drained
+    Work work = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    lock.unlock();
+    run(work);
+    work = nullptr;  // release captures before reporting idle
+    lock.lock();
+    running_ = false;
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace accel::rt

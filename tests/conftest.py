@@ -1,0 +1,27 @@
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_accel  # noqa: F401  (registers the device)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    """Runs code in a fresh interpreter, so a crash or an env setting stays contained."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(autouse=True)
+def _clean_state():
+    """Each test starts on device 0 with no leftover fallback counts."""
+    torch.accel.set_device(0)
+    torch_accel.reset_fallback_counts()
+    yield
+    torch.accel.synchronize()

@@ -1,0 +1,111 @@
+"""The counted CPU fallback: counts, warnings, strict mode, in-place, out=, factories, random."""
+import warnings
+
+import pytest
+import torch
+
+import torch_accel
+from conftest import run_python
+
+
+def test_fallback_is_counted_with_time_and_bytes():
+    x = torch.randn(100, 10)
+    a = x.to("accel")
+    torch_accel.reset_fallback_counts()
+    r = torch.cumprod(a, 1)  # an op with no accel kernel
+    torch.testing.assert_close(r.cpu(), torch.cumprod(x, 1))
+    assert torch_accel.fallback_counts() == {"aten::cumprod": 1}
+    stats = torch_accel.fallback_stats()["aten::cumprod"]
+    assert stats["calls"] == 1 and stats["seconds"] > 0
+    assert stats["bytes_to_host"] == x.nbytes and stats["bytes_to_device"] == x.nbytes
+    torch_accel.reset_fallback_counts()
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_warns_once_per_op():
+    a = torch.randn(8, device="accel")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.special.erfcx(a)
+        torch.special.erfcx(a)
+    texts = [str(w.message) for w in caught if "erfcx" in str(w.message)]
+    assert len(texts) <= 1  # at most once per process (another test may have warned first)
+    assert torch_accel.fallback_counts()["aten::special_erfcx"] == 2
+
+
+def test_in_place_and_out_forms():
+    x = torch.rand(6, 5) + 0.5
+    a = x.to("accel")
+    a.log2_()
+    torch.testing.assert_close(a.cpu(), x.log2())
+    out = torch.empty(0, device="accel")
+    torch.atan2(x.to("accel"), x.to("accel"), out=out)  # out= resized by the fallback
+    torch.testing.assert_close(out.cpu(), torch.atan2(x, x))
+    assert out.device.type == "accel"
+
+
+def test_factory_functions():
+    r = torch.arange(2, 20, 3, device="accel")
+    assert r.device.type == "accel"
+    torch.testing.assert_close(r.cpu(), torch.arange(2, 20, 3))
+    e = torch.eye(4, device="accel:1")
+    assert e.device == torch.device("accel:1")
+    torch.testing.assert_close(e.cpu(), torch.eye(4))
+    torch.testing.assert_close(torch.linspace(0, 1, 7, device="accel").cpu(), torch.linspace(0, 1, 7))
+
+
+def test_random_ops_follow_the_accel_seed():
+    torch.accel.manual_seed(1234)
+    a = torch.randn(5, device="accel")
+    b = torch.rand(3, 3, device="accel")
+    torch.accel.manual_seed(1234)
+    assert torch.equal(torch.randn(5, device="accel").cpu(), a.cpu())
+    assert torch.equal(torch.rand(3, 3, device="accel").cpu(), b.cpu())
+    # The accel seed, not the CPU seed, drives accel random numbers.
+    torch.accel.manual_seed(1234)
+    torch.manual_seed(999)
+    c = torch.randn(5, device="accel")
+    assert torch.equal(c.cpu(), a.cpu())
+    # And they reproduce CPU's stream for the same seed.
+    torch.manual_seed(1234)
+    torch.testing.assert_close(a.cpu(), torch.randn(5))
+
+
+def test_explicit_generator_and_state():
+    g = torch.Generator(device="accel").manual_seed(7)
+    x = torch.empty(10, device="accel").uniform_(generator=g)
+    g.manual_seed(7)
+    y = torch.empty(10, device="accel").uniform_(generator=g)
+    assert torch.equal(x.cpu(), y.cpu())
+    state = torch.accel.get_rng_state()
+    p = torch.randperm(20, device="accel")
+    torch.accel.set_rng_state(state)
+    q = torch.randperm(20, device="accel")
+    assert torch.equal(p.cpu(), q.cpu())
+    assert sorted(p.cpu().tolist()) == list(range(20))
+
+
+def test_error_mode_refuses_the_fallback():
+    proc = run_python(
+        "import torch, torch_accel\n"
+        "a = torch.ones(3, device='accel')\n"
+        "b = a + 1\n"  # native: allowed
+        "try:\n"
+        "    torch.cumprod(a, 0)\n"
+        "except NotImplementedError as e:\n"
+        "    print('REFUSED', 'cumprod' in str(e))\n"
+        "print('RESULT', (b.cpu() == 2).all().item())\n",
+        env={"TORCH_ACCEL_FALLBACK": "error"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "REFUSED True" in proc.stdout and "RESULT True" in proc.stdout
+
+
+def test_set_fallback_mode_at_run_time():
+    torch_accel.set_fallback_mode("error")
+    try:
+        with pytest.raises(NotImplementedError, match="aten::cumprod"):
+            torch.cumprod(torch.ones(3, device="accel"), 0)
+    finally:
+        torch_accel.set_fallback_mode("warn")
+    assert torch_accel.fallback_mode() == "warn"

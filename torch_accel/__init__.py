@@ -1,0 +1,65 @@
+"""torch_accel: an out-of-tree PyTorch device backend named ``accel``.
+
+``import torch_accel`` (or just ``import torch``, through the ``torch.backends`` entry point)
+registers the device: ``torch.ones(3, device="accel")``, ``model.to("accel")``,
+``torch.accel.*`` (the API of ``torch.cuda``) and ``torch.accelerator.*``.
+"""
+import torch
+
+from . import _C  # loading it registers the C++ backend (guard, hooks, allocator, kernels)
+
+__all__ = [
+    "fallback_counts",
+    "fallback_stats",
+    "reset_fallback_counts",
+    "set_fallback_mode",
+    "fallback_mode",
+    "driver",
+]
+
+
+def _register():
+    if torch._C._get_privateuse1_backend_name() != "accel":
+        torch.utils.rename_privateuse1_backend("accel")
+    from . import accel as device_module
+
+    if not hasattr(torch, "accel"):
+        torch._register_device_module("accel", device_module)
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_storage=True, for_packed_sequence=True
+        )
+
+
+_register()
+
+
+def _autoload():
+    """Entry point of ``torch.backends``: ``import torch`` has already imported us."""
+
+
+def driver() -> str:
+    """The driver behind the accel devices: ``"host"`` or ``"cuda"``."""
+    return _C._driver_name()
+
+
+def fallback_stats() -> dict:
+    """Per aten op that ran through the CPU fallback: calls, seconds and bytes copied."""
+    return _C._fallback_stats()
+
+
+def fallback_counts() -> dict:
+    """Per aten op that ran through the CPU fallback: the number of calls."""
+    return {name: s["calls"] for name, s in _C._fallback_stats().items()}
+
+
+def reset_fallback_counts() -> None:
+    _C._reset_fallback_stats()
+
+
+def set_fallback_mode(mode: str) -> None:
+    """``"warn"`` (warn once per op), ``"silent"``, or ``"error"`` (raise instead)."""
+    _C._set_fallback_mode(mode)
+
+
+def fallback_mode() -> str:
+    return _C._fallback_mode()

@@ -1,0 +1,63 @@
+"""Streams and events (``torch.cuda.Stream``/``Event`` semantics, on torch.Stream/Event)."""
+import torch
+
+from .. import _C
+from ._utils import _get_device_index
+
+
+class Stream(torch.Stream):
+    """An accel stream: an in-order queue of work on one device. ``Stream()`` takes one from
+    the device's pool (priority 0 normal, negative high), like ``torch.cuda.Stream``."""
+
+    def __new__(cls, device=None, priority: int = 0, **kwargs):
+        if kwargs:  # rebuilt from (stream_id, device_index, device_type)
+            return super().__new__(cls, **kwargs)
+        index = _get_device_index(device, optional=True)
+        return super().__new__(cls, device=torch.device("accel", index), priority=priority)
+
+
+class Event(torch.Event):
+    """An accel event, with optional timing."""
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        return super().__new__(cls, device="accel", enable_timing=enable_timing,
+                               blocking=blocking, interprocess=interprocess)
+
+
+def _wrap(triple) -> Stream:
+    stream_id, device_index, device_type = triple
+    return Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
+
+
+def current_stream(device=None) -> Stream:
+    return _wrap(_C._current_stream(_get_device_index(device, optional=True)))
+
+
+def default_stream(device=None) -> Stream:
+    return _wrap(_C._default_stream(_get_device_index(device, optional=True)))
+
+
+def set_stream(stream: torch.Stream) -> None:
+    if stream is None:
+        return
+    _C._set_stream(stream.stream_id, stream.device_index, stream.device_type)
+
+
+class stream:
+    """Context manager that makes ``stream`` current on its device, then restores."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return
+        self.prev = current_stream(self.stream.device_index)
+        set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            set_stream(self.prev)
+        return False
