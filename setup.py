@@ -20,6 +20,8 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
+        # Building must not load a previously installed torch_accel through torch's autoload.
+        os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
         import torch
 
         build_dir = os.environ.get("TORCH_ACCEL_BUILD_DIR", os.path.join(ROOT, "build", "cmake"))
@@ -47,13 +49,17 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs])
 
         # The extension and the plugin sit side by side; the runtime finds the plugin there.
-        out_dir = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
-        os.makedirs(out_dir, exist_ok=True)
-        shutil.copy2(os.path.join(build_dir, "_C.so"), self.get_ext_fullpath(ext.name))
+        # An editable install imports the package from the source tree, so they go there too.
+        out_dirs = {os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))}
+        if self.inplace or getattr(self, "editable_mode", False):
+            out_dirs.add(os.path.join(ROOT, "torch_accel"))
+        ext_file = os.path.basename(self.get_ext_filename(ext.name))
         plugin = os.path.join(build_dir, "libaccel_cuda.so")
-        if os.path.exists(plugin):
-            shutil.copy2(plugin, os.path.join(out_dir, "libaccel_cuda.so"))
-
+        for out_dir in out_dirs:
+            os.makedirs(out_dir, exist_ok=True)
+            shutil.copy2(os.path.join(build_dir, "_C.so"), os.path.join(out_dir, ext_file))
+            if os.path.exists(plugin):
+                shutil.copy2(plugin, os.path.join(out_dir, "libaccel_cuda.so"))
 
 setup(
     name="torch_accel",
@@ -64,5 +70,5 @@ setup(
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.10",
     install_requires=["torch>=2.11,<2.15"],
-    entry_points={"torch.backends": ["torch_accel = torch_accel:_autoload"]},
+    entry_points={"torch.backends": ["torch_accel = torch_accel._autoload:load"]},
 )

@@ -66,3 +66,6 @@ set_target_properties(accel_cuda PROPERTIES
 target_include_directories(accel_cuda PRIVATE ${ACCEL_CUBLAS_INCLUDE_DIR} ${TORCH_INCLUDE_DIRS})
 target_link_libraries(accel_cuda PRIVATE CUDA::cudart ${ACCEL_CUBLAS_LIBRARY}
                       ${ACCEL_CUBLASLT_LIBRARY})
+# The plugin is dlopen-ed RTLD_LOCAL: any symbol it expects from the extension would fail at
+# load time on the GPU machine, so make that a link error here instead.
+target_link_options(accel_cuda PRIVATE -Wl,--no-undefined)

@@ -6,6 +6,8 @@ registers the device: ``torch.ones(3, device="accel")``, ``model.to("accel")``,
 """
 import torch
 
+__version__ = "0.1.0"
+
 from . import _C  # loading it registers the C++ backend (guard, hooks, allocator, kernels)
 
 __all__ = [
@@ -31,10 +33,6 @@ def _register():
 
 
 _register()
-
-
-def _autoload():
-    """Entry point of ``torch.backends``: ``import torch`` has already imported us."""
 
 
 def driver() -> str:

@@ -12,7 +12,7 @@ def _info(args) -> int:
     from torch_accel import _C
 
     mib = 1024 * 1024
-    print(f"torch_accel      {torch_accel.__name__} (built against torch {_C._built_torch_version()})")
+    print(f"torch_accel      {torch_accel.__version__} (built against torch {_C._built_torch_version()})")
     print(f"torch            {torch.__version__}")
     print(f"driver           {torch_accel.driver()}")
     status = _C._cuda_plugin_status()

@@ -62,7 +62,7 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
 at::Tensor& set_empty(at::Tensor& self) {
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0, deviceAllocator(),
                        /*resizable=*/true);
-  return set_storage(self, storage, 0, {0}, {});
+  return set_storage(self, storage, 0, {0}, {1});
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -67,8 +67,9 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     int device = stream.device_index();
     if (!*event) {
       rt::Event ev = nullptr;
-      unsigned flags = flag == c10::EventFlag::BACKEND_DEFAULT ? rt::kEventDisableTiming
-                                                               : rt::kEventDefault;
+      // torch.Event(enable_timing=True) asks for BACKEND_DEFAULT (CUDA's convention).
+      unsigned flags = flag == c10::EventFlag::BACKEND_DEFAULT ? rt::kEventDefault
+                                                               : rt::kEventDisableTiming;
       ACCEL_RT_CHECK(rt::driver().eventCreate(device, &ev, flags), device);
       *event = ev;
     }

@@ -16,12 +16,18 @@ class Stream(torch.Stream):
         return super().__new__(cls, device=torch.device("accel", index), priority=priority)
 
 
-class Event(torch.Event):
-    """An accel event, with optional timing."""
+class _EventMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch.Event) and obj.device.type == "accel"
+
+
+class Event(metaclass=_EventMeta):
+    """An accel event, with optional timing. Instances are plain ``torch.Event`` objects on the
+    accel device, because torch's event methods accept no subclass as their argument."""
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return super().__new__(cls, device="accel", enable_timing=enable_timing,
-                               blocking=blocking, interprocess=interprocess)
+        return torch.Event(device="accel", enable_timing=enable_timing, blocking=blocking,
+                           interprocess=interprocess)
 
 
 def _wrap(triple) -> Stream:

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "runtime/cuda/cuda_stream.h"
 #include "kernels/elementwise.h"
 
 namespace accel::kernels::cuda {
@@ -58,7 +59,11 @@ struct CudaExecutor {
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
     if (d.numel == 0) return rt::Error::Success;
-    auto native = static_cast<cudaStream_t>(rt::driver().nativeStream(stream));
+    // Plugin code cannot call rt::driver() (the plugin is loaded RTLD_LOCAL): the stream
+    // handle itself says which device and cudaStream_t to launch on.
+    const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
+    if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+    cudaStream_t native = s->handle;
     const auto blocks =
         static_cast<unsigned>(std::min<int64_t>((d.numel + kThreads - 1) / kThreads, kMaxBlocks));
     constexpr bool typed = !std::is_same_v<Out, AnyDType> && (!std::is_same_v<In, AnyDType> && ...);
