@@ -82,6 +82,8 @@ class HostDriver final : public Driver {
 
   Error free(int device, void* ptr) override {
     if (!valid(device)) return Error::InvalidDevice;
+    // Like cudaFree: wait for queued work that may still touch the memory.
+    deviceSynchronize(device);
     return memory_.release(device, ptr);
   }
 
@@ -111,6 +113,8 @@ class HostDriver final : public Driver {
 
   Error freeHost(void* ptr) override {
     if (ptr == nullptr) return Error::Success;
+    // Like cudaFreeHost: an asynchronous copy may still read or write it.
+    for (int d = 0; d < config_.devices; ++d) deviceSynchronize(d);
     {
       std::lock_guard<std::mutex> lock(host_mu_);
       if (host_allocations_.erase(ptr) == 0) return Error::InvalidValue;
