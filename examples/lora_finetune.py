@@ -283,6 +283,30 @@ def write_plots(result: Result, out_dir: str, device: torch.device) -> list:
     return paths
 
 
+def preflight_step(argv):
+    """For `python -m torch_accel preflight examples/lora_finetune.py [args]`: builds the model
+    and a batch on the CPU and returns one training step that moves them to the device."""
+    args = parse_args(argv)
+    tokenizer, data = permutation_task(args.seq_len, 2 * args.batch_size, args.seed)
+    model = build_model(args, tokenizer.vocab_size)
+    batch = data[: args.batch_size]
+    dtype = autocast_dtype(args)
+
+    def step():
+        device = torch.device(args.device)
+        model.to(device)
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=args.lr)
+        inputs = batch.to(device)
+        with autocast(device, dtype):
+            loss = model(input_ids=inputs, labels=inputs).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+
+    return step
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="accel", help="accel or cpu")
