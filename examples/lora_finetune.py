@@ -99,8 +99,6 @@ def build_base(args, vocab_size: int):
 
     torch.manual_seed(args.seed)
     if args.model:
-        if not os.path.isdir(args.model):
-            raise UsageError(f"--model {args.model}: not a directory")
         try:
             base = AutoModelForCausalLM.from_pretrained(args.model, local_files_only=True)
         except (OSError, ValueError) as e:
@@ -124,6 +122,8 @@ def build_model(args, vocab_size: int):
 def load_tokenizer(args):
     from transformers import AutoTokenizer
 
+    if not os.path.isdir(args.model):
+        raise UsageError(f"--model {args.model}: not a directory")
     try:
         return AutoTokenizer.from_pretrained(args.model, local_files_only=True)
     except (OSError, ValueError) as e:
