@@ -69,10 +69,8 @@ def test_scatter_src_value_and_add(dtype):
     x = sample((5, 6), dtype)
     src = sample((5, 6), dtype, seed=1)
     # a permutation per column: no duplicate targets, so plain scatter is deterministic
-    idx = torch.argsort(torch.rand(5, 6), dim=0)[:3]
-    for dim, index in [(0, idx), (1, idx.t()[:4].t().contiguous() % 6)]:
-        if dim == 1:
-            index = torch.argsort(torch.rand(5, 6), dim=1)[:, :4]
+    for dim, index in [(0, torch.argsort(torch.rand(5, 6), dim=0)[:3]),
+                       (1, torch.argsort(torch.rand(5, 6), dim=1)[:, :4])]:
         torch.testing.assert_close(dev(x).scatter(dim, dev(index), dev(src)).cpu(), x.scatter(dim, index, src))
         a = dev(x)
         a.scatter_(dim, dev(index), dev(src))
@@ -107,6 +105,29 @@ def test_index_add_with_duplicates_and_alpha(dtype):
         a = noncontig(x)
         a.index_add_(dim, dev(idx.int()), noncontig(src), alpha=alpha)
         torch.testing.assert_close(a.cpu(), expected, **tol)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
+def test_index_copy_index_fill_and_reductions(dtype):
+    x = sample((5, 4, 3), dtype)
+    src = sample((5, 2, 3), dtype, seed=8)
+    idx = torch.tensor([3, 0])
+    torch.testing.assert_close(dev(x).index_copy(1, dev(idx), dev(src)).cpu(), x.index_copy(1, idx, src))
+    value = True if dtype == torch.bool else 4
+    a = noncontig(x)
+    a.index_fill_(-1, dev(torch.tensor([2, -3])), value)
+    torch.testing.assert_close(a.cpu(), x.index_fill(-1, torch.tensor([2, -3]), value))
+    if dtype != torch.bool:
+        dup = torch.randint(0, 5, (3, 4, 3))
+        s = sample((3, 4, 3), dtype, seed=9)
+        tol = dict(atol=0.05, rtol=0.01) if dtype == torch.float16 else {}
+        torch.testing.assert_close(dev(x).scatter(0, dev(dup), dev(s), reduce="add").cpu(),
+                                   x.scatter(0, dup, s, reduce="add"), **tol)
+        torch.testing.assert_close(dev(x).scatter_reduce(0, dev(dup), dev(s), "sum").cpu(),
+                                   x.scatter_reduce(0, dup, s, "sum"), **tol)
+    mask = sample((4, 1), torch.bool, seed=10)
+    torch.testing.assert_close(dev(x).masked_select(dev(mask)).cpu(), x.masked_select(mask))
     assert_native()
 
 
@@ -232,6 +253,18 @@ def test_triu_tril(dtype):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_flip_and_roll(dtype):
+    x = sample((3, 4, 5), dtype)
+    for dims in [(0,), (1, 2), (-1,), (0, 1, 2), ()]:
+        torch.testing.assert_close(dev(x).flip(dims).cpu(), x.flip(dims))
+        torch.testing.assert_close(noncontig(x).flip(dims).cpu(), x.flip(dims))
+    for shifts, dims in [(1, 0), ((2, -1), (1, 2)), (7, None), (-3, -1)]:
+        args = (shifts,) if dims is None else (shifts, dims)
+        torch.testing.assert_close(dev(x).roll(*args).cpu(), x.roll(*args))
+    assert_native()
+
+
 def test_arange_and_factories():
     for args, kw in [((10,), {}), ((2, 11, 3), {}), ((0, 1, 0.1), {}), ((5, -3, -2), {}),
                      ((0, 4), dict(dtype=torch.bfloat16)), ((1, 2.5, 0.5), dict(dtype=torch.float64))]:
@@ -253,10 +286,8 @@ def test_sort_and_argsort(dtype):
             v, i = torch.sort(dev(x), dim=dim, descending=descending, stable=True)
             ev, ei = torch.sort(x, dim=dim, descending=descending, stable=True)
             torch.testing.assert_close(v.cpu(), ev)
-            if dtype != torch.uint8 and dtype != torch.bfloat16:
-                torch.testing.assert_close(i.cpu(), ei)
-            else:  # ties: the stable order must still match CPU's stable sort
-                torch.testing.assert_close(i.cpu(), ei)
+            # uint8 and bfloat16 have ties: the stable order must match CPU's stable sort
+            torch.testing.assert_close(i.cpu(), ei)
     torch.testing.assert_close(torch.argsort(noncontig(x), dim=1).cpu(), torch.argsort(x, dim=1, stable=True))
     assert_native()
 

@@ -148,6 +148,43 @@ at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& 
   return scatter_value_out(self, dim, index, value, out);
 }
 
+// scatter(reduce="add") and scatter_reduce("sum", include_self=True) are scatter_add; the
+// other reductions go through the counted fallback.
+at::Tensor& scatter_reduce_src_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Tensor& src, c10::string_view reduce) {
+  if (reduce != "add" || !supportedDType(self)) {
+    static auto op = findOp("aten::scatter_", "reduce");
+    return fallbackCall<at::Tensor>(op, self, dim, index, src, reduce), self;
+  }
+  return scatter_src_<IndexMode::Add>(self, dim, index, src);
+}
+at::Tensor scatter_reduce_src(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src, c10::string_view reduce) {
+  at::Tensor out = at::empty_like(self);
+  copyOnDevice(out, self);
+  return scatter_reduce_src_(out, dim, index, src, reduce);
+}
+
+at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                   const at::Tensor& src, c10::string_view reduce,
+                                   bool include_self, at::Tensor& out) {
+  if (reduce != "sum" || !include_self || !supportedDType(self)) {
+    static auto op = findOp("aten::scatter_reduce", "two_out");
+    return fallbackCall<at::Tensor>(op, self, dim, index, src, reduce, include_self, out), out;
+  }
+  return scatter_src_out<IndexMode::Add>(self, dim, index, src, out);
+}
+at::Tensor& scatter_reduce_two_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Tensor& src, c10::string_view reduce,
+                                bool include_self) {
+  return scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
+}
+at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src, c10::string_view reduce, bool include_self) {
+  at::Tensor out = at::empty_like(self);
+  return scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
+}
+
 // ---- index_select / index_add ---------------------------------------------------------
 
 void checkIndexVector(const at::Tensor& index, const char* name) {
@@ -227,6 +264,78 @@ at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& inde
                      const at::Tensor& source, const c10::Scalar& alpha) {
   at::Tensor out = at::empty_like(self);
   return index_add_out(self, dim, index, source, alpha, out);
+}
+
+// self.index_copy_(dim, index, source): self[..., index[i], ...] = source[..., i, ...].
+at::Tensor& index_copy_(at::Tensor& self_, int64_t dim, const at::Tensor& index_,
+                        const at::Tensor& source_) {
+  checkIndexVector(index_, "index_copy");
+  dim = at::maybe_wrap_dim(dim, self_.dim());
+  TORCH_CHECK(self_.scalar_type() == source_.scalar_type(),
+              "index_copy_(): self and source expected to have the same dtype, but got (self) ",
+              self_.scalar_type(), " and (source) ", source_.scalar_type());
+  if (!supportedDType(self_)) {
+    static auto op = findOp("aten::index_copy_", "");
+    return fallbackCall<at::Tensor>(op, self_, dim, index_, source_), self_;
+  }
+  at::Tensor self = atLeast1d(self_), source = atLeast1d(source_);
+  at::Tensor index = onDevice(index_, self_);
+  TORCH_CHECK(source.dim() == self.dim() && index.numel() == source.size(dim),
+              "index_copy_(): Source/destination tensor must have same slice shapes and the ",
+              "number of indices must equal source.size(dim)");
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    TORCH_CHECK(i == dim || self.size(i) == source.size(i), "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: ", self.sizes(), " and source slice shape: ", source.sizes());
+  }
+  if (index.numel() == 0 || source.numel() == 0) return self_;
+  checkIndexRange(index, self.size(dim), false, dim, "index_copy_(): index out of bounds", true);
+  auto d = makeIndexDesc(source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
+                         {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)},
+                         {self.stride(dim)}, 0);
+  launch(d, IndexMode::Copy, 0, self_);
+  return self_;
+}
+
+at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, at::Tensor& out) {
+  if (!out.is_same(self)) {
+    out.resize_(self.sizes());
+    copyOnDevice(out, self);
+  }
+  return index_copy_(out, dim, index, source);
+}
+
+at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                      const at::Tensor& source) {
+  at::Tensor out = at::empty_like(self);
+  return index_copy_out(self, dim, index, source, out);
+}
+
+// self.index_fill_(dim, index, value): every slice index[i] along dim becomes value.
+at::Tensor& index_fill_(at::Tensor& self_, int64_t dim, const at::Tensor& index_,
+                        const c10::Scalar& value) {
+  checkIndexVector(index_, "index_fill_");
+  dim = at::maybe_wrap_dim(dim, self_.dim());
+  if (!supportedDType(self_) || value.isComplex()) {
+    static auto op = findOp("aten::index_fill_", "int_Scalar");
+    return fallbackCall<at::Tensor>(op, self_, dim, index_, value), self_;
+  }
+  at::Tensor self = atLeast1d(self_), index = onDevice(index_, self_);
+  if (index.numel() == 0 || self.numel() == 0) return self_;
+  checkIndexRange(index, self.size(dim), true, dim, nullptr, true);
+  auto shape = self.sizes().vec();
+  shape[dim] = index.numel();
+  auto d = makeIndexDesc(shape, {{self, stridesWithout(self, dim)}},
+                         {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)},
+                         {self.stride(dim)}, 0);
+  launch(d, IndexMode::Fill, value, self_);
+  return self_;
+}
+
+// A 0-dim value tensor is read on the host, as CUDA does.
+at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  return index_fill_(self, dim, index, value.item());
 }
 
 // ---- embedding ----------------------------------------------------------------------------
@@ -374,6 +483,21 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
   return self;
 }
 
+// masked_select: self[mask] after broadcasting the two together.
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  const at::Tensor mask_here = onDevice(mask, self);
+  auto [s, m] = at::expand_outplace(self, mask_here);
+  c10::List<std::optional<at::Tensor>> indices;
+  indices.push_back(*m);
+  return index_out(*s, indices, out);
+}
+
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  at::Tensor out = at::empty({0}, self.options());
+  return masked_select_out(self, mask, out);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gather", gather);
   m.impl("gather.out", gather_out);
@@ -391,6 +515,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_add", index_add);
   m.impl("index_add_", index_add_);
   m.impl("index_add.out", index_add_out);
+  m.impl("index_copy", index_copy);
+  m.impl("index_copy_", index_copy_);
+  m.impl("index_copy.out", index_copy_out);
+  m.impl("index_fill_.int_Scalar", index_fill_);
+  m.impl("index_fill_.int_Tensor", index_fill_tensor_);
+  m.impl("scatter.reduce", scatter_reduce_src);
+  m.impl("scatter_.reduce", scatter_reduce_src_);
+  m.impl("scatter_reduce.two", scatter_reduce_two);
+  m.impl("scatter_reduce_.two", scatter_reduce_two_);
+  m.impl("scatter_reduce.two_out", scatter_reduce_two_out);
+  m.impl("masked_select", masked_select);
+  m.impl("masked_select.out", masked_select_out);
   m.impl("embedding_dense_backward", embedding_dense_backward);
   m.impl("index.Tensor", index);
   m.impl("index.Tensor_out", index_out);

@@ -1,5 +1,5 @@
 // Shape ops: nonzero (synchronises for the count, like CUDA), cat (device copies into
-// slices of the output), triu and tril.
+// slices of the output), triu and tril, flip and roll.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
@@ -175,6 +175,83 @@ at::Tensor& triangle_inplace(at::Tensor& self, int64_t diagonal) {
   return triangle_out<Upper>(self, diagonal, self);
 }
 
+// ---- flip / roll -----------------------------------------------------------------------
+
+// flip is a copy from self read backwards: the copy kernel takes the negated strides (never
+// a tensor: PyTorch tensors have no negative strides).
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::flip", "");
+    return fallbackCall<at::Tensor>(op, self, dims);
+  }
+  TORCH_CHECK(self.dim() <= kernels::kMaxDims, "flip: too many dimensions");
+  std::vector<bool> flipped(self.dim(), false);
+  for (int64_t d : dims) {
+    d = at::maybe_wrap_dim(d, self.dim());
+    TORCH_CHECK(!flipped[d], "dims has duplicates, original flip dims size=", dims.size());
+    flipped[d] = true;
+  }
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+  if (self.numel() == 0) return out;
+  kernels::ElementwiseDesc d;
+  d.ndim = static_cast<int>(self.dim());
+  d.numel = self.numel();
+  d.noperands = 2;
+  d.op[0].data = static_cast<char*>(out.data_ptr());
+  d.op[1].data = static_cast<char*>(self.data_ptr());
+  d.op[0].dtype = d.op[1].dtype = toKernelDType(self.scalar_type());
+  const int64_t item = self.element_size();
+  for (int i = 0; i < d.ndim; ++i) {
+    const int64_t src = self.dim() - 1 - i;
+    d.sizes[i] = self.size(src);
+    d.op[0].strides[i] = out.stride(src) * item;
+    d.op[1].strides[i] = self.stride(src) * item;
+    if (flipped[src]) {
+      d.op[1].data += (self.size(src) - 1) * self.stride(src) * item;
+      d.op[1].strides[i] = -d.op[1].strides[i];
+    }
+  }
+  const int device = self.device().index();
+  ACCEL_RT_CHECK(kernels::table().copy(d, currentRuntimeStream(device)), device);
+  return out;
+}
+
+// roll along one dimension: two slice copies.
+void rollInto(const at::Tensor& out, const at::Tensor& self, int64_t shift, int64_t dim) {
+  const int64_t n = self.size(dim);
+  if (n == 0) return;
+  shift = ((shift % n) + n) % n;
+  if (shift == 0) {
+    copyOnDevice(out, self);
+    return;
+  }
+  copyOnDevice(out.narrow(dim, shift, n - shift), self.narrow(dim, 0, n - shift));
+  copyOnDevice(out.narrow(dim, 0, shift), self.narrow(dim, n - shift, shift));
+}
+
+at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntArrayRef dims) {
+  const at::IntArrayRef shifts = C10_AS_INTARRAYREF_SLOW(sym_shifts);
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::roll", "");
+    return fallbackCall<at::Tensor>(op, self, sym_shifts, dims);
+  }
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1) {  // roll the flattened tensor
+    at::Tensor flat = at::empty({self.numel()}, self.options());
+    rollInto(flat, self.reshape({-1}), shifts[0], 0);
+    return flat.view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
+              shifts.size(), ", dims:", dims.size());
+  at::Tensor current = self;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    at::Tensor next = at::empty_like(self, at::MemoryFormat::Contiguous);
+    rollInto(next, current, shifts[i], at::maybe_wrap_dim(dims[i], self.dim()));
+    current = next;
+  }
+  return current;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", nonzero);
   m.impl("nonzero.out", nonzero_out);
@@ -186,6 +263,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tril", triangle_functional<false>);
   m.impl("tril_", triangle_inplace<false>);
   m.impl("tril.out", triangle_out<false>);
+  m.impl("flip", flip);
+  m.impl("roll", roll);
 }
 
 }  // namespace
