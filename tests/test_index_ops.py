@@ -174,6 +174,12 @@ def test_advanced_indexing_write(dtype):
     a[dev(mask)] = 7
     e[mask] = 7
     torch.testing.assert_close(a.cpu(), e)
+    # a CPU mask on an accel tensor; values of another dtype are rejected like on CPU
+    with pytest.raises(IndexError, match="Index put requires the source and destination dtypes match"):
+        a[dev(i)] = dev(torch.ones(5, dtype=torch.float64))
+    a[mask] = 2
+    e[mask] = 2
+    torch.testing.assert_close(a.cpu(), e)
     # accumulate with duplicate indices
     dup = torch.tensor([1, 3, 1, 1, 5])
     w = sample((5, 5), dtype, seed=7)
@@ -299,6 +305,9 @@ def test_sort_nan_and_topk():
         ev, ei = torch.sort(x, descending=descending, stable=True)
         torch.testing.assert_close(v.cpu(), ev, equal_nan=True)
         torch.testing.assert_close(i.cpu(), ei)
+    s = torch.tensor(3.0)  # 0-dim
+    torch.testing.assert_close(torch.sort(dev(s))[0].cpu(), torch.sort(s)[0])
+    torch.testing.assert_close(torch.topk(dev(s), 1)[1].cpu(), torch.topk(s, 1)[1])
     y = torch.randperm(600).reshape(6, 100).float()
     for k, dim, largest in [(5, -1, True), (3, 0, False), (1, 1, True), (100, 1, False)]:
         v, i = torch.topk(dev(y), k, dim=dim, largest=largest)

@@ -38,7 +38,7 @@ std::pair<at::Tensor, at::Tensor> sortedLast(const at::Tensor& self, int64_t dim
 }
 
 void writeBack(const at::Tensor& out, const at::Tensor& last, int64_t dim) {
-  if (out.dim() == 0) copyOnDevice(out, last.view({}));
+  if (out.dim() == 0) copyOnDevice(out, last.view(at::IntArrayRef()));
   else copyOnDevice(out.movedim(dim, -1), last);
 }
 
