@@ -83,6 +83,30 @@ TEST_F(IndexKernelTest, AccumulateDuplicatesAndFill) {
   EXPECT_EQ(read(dst, 3), (std::vector<int64_t>{5, 5, 5}));
 }
 
+// An index the aten layer failed to validate is never dereferenced: the host build turns it
+// into the stream's sticky error, reported at the next synchronize, and the stream recovers.
+TEST_F(IndexKernelTest, OutOfRangeIndexBecomesStickyError) {
+  float* dst = upload<float>({1, 2});
+  float* src = upload<float>({7});
+  int64_t* idx = upload<int64_t>({2});
+  IndexDesc d;
+  d.iter.ndim = 1;
+  d.iter.sizes[0] = 1;
+  d.iter.numel = 1;
+  d.iter.noperands = 2;
+  d.iter.op[0] = operand(dst, DType::Float, {0});
+  d.iter.op[1] = operand(src, DType::Float, {4});
+  d.indexed_operand = 0;
+  d.nindex = 1;
+  d.index[0] = operand(idx, DType::Int64, {8});
+  d.dim_size[0] = 2;
+  d.dim_stride[0] = 4;
+  ASSERT_EQ(hostIndexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::Success);
+  EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::LaunchFailure);
+  EXPECT_EQ(driver_->getLastError(0), rt::Error::LaunchFailure);
+  EXPECT_EQ(read(dst, 2), (std::vector<float>{1, 2}));
+}
+
 TEST_F(IndexKernelTest, RejectsBadDescriptors) {
   IndexDesc d;
   d.iter.noperands = 2;
