@@ -51,6 +51,7 @@ __global__ void forEachKernel(int64_t n, F f) {
     (void)f(i);
 }
 
+// The cudaStream_t behind a runtime stream, with its device made current.
 inline rt::Error launchOn(rt::Stream stream, cudaStream_t* native) {
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
   if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
