@@ -212,6 +212,31 @@ def test_embedding_forward_backward(padding_idx):
     assert_native()
 
 
+BACKWARD = {
+    "index": lambda t, i: t[i],
+    "index_select": lambda t, i: t.index_select(0, i),
+    "gather": lambda t, i: torch.gather(t, 0, i[:, None].expand(4, 4)),
+    "cat": lambda t, i: torch.cat([t, t[:1]])[1:],
+    "topk": lambda t, i: t.topk(2, dim=0)[0],
+    "sort": lambda t, i: t.sort(1)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(BACKWARD))
+def test_backward_is_native(name):
+    """The backward of each op (index_put accumulate, index_add, scatter_add, ...) is native."""
+    f = BACKWARD[name]
+    x = torch.randn(5, 4, dtype=torch.float64)
+    idx = torch.tensor([1, 3, 1, 0])  # a duplicate: its gradient accumulates
+    xc, xa = x.clone().requires_grad_(), dev(x).requires_grad_()
+    out_c, out_a = f(xc, idx), f(xa, dev(idx))
+    grad = torch.randn(out_c.shape, dtype=torch.float64)
+    out_c.backward(grad)
+    out_a.backward(dev(grad))
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad)
+    assert_native()
+
+
 # ---- nonzero, cat, stack, triu/tril, arange ----------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.uint8, torch.float16])
