@@ -14,12 +14,15 @@
 namespace accel::kernels::host {
 namespace {
 
-// op(X) for a batch of column-major rows x cols matrices with leading dimension ld: a
-// (batch, rows, cols) view with strides (batch stride, 1, ld), or (.., ld, 1) when transposed.
-at::Tensor matrixView(const void* data, bool trans, int64_t batch, int64_t rows, int64_t cols,
-                      int64_t ld, int64_t batch_stride, at::ScalarType type) {
-  return at::from_blob(const_cast<void*>(data), {batch, rows, cols},
-                       {batch_stride, trans ? ld : 1, trans ? 1 : ld},
+// The transpose of op(X), for a batch of column-major matrices with leading dimension ld, as
+// a row-major-first (batch, cols, rows) view: strides (batch stride, ld, 1), or (.., 1, ld)
+// when X is transposed. CPU BLAS paths (oneDNN for bf16 in particular) are fast for row-major
+// outputs and slow for column-major ones, so the product is computed as
+// C^T = op(B)^T @ op(A)^T, which for row-major tensors is their own layout.
+at::Tensor transposedView(const void* data, bool trans, int64_t batch, int64_t rows,
+                          int64_t cols, int64_t ld, int64_t batch_stride, at::ScalarType type) {
+  return at::from_blob(const_cast<void*>(data), {batch, cols, rows},
+                       {batch_stride, trans ? 1 : ld, trans ? ld : 1},
                        at::TensorOptions().dtype(type));
 }
 
@@ -39,11 +42,11 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     // The stream worker already holds one; held here too because the CPU BLAS may run the
     // product on threads of its own.
     rt::host::DeviceAccess access;
-    at::Tensor a = matrixView(d.a, d.trans_a, d.batch, d.m, d.k, d.lda, d.stride_a, type);
-    at::Tensor b = matrixView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
-    at::Tensor c = matrixView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
+    at::Tensor at = transposedView(d.a, d.trans_a, d.batch, d.m, d.k, d.lda, d.stride_a, type);
+    at::Tensor bt = transposedView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
+    at::Tensor ct = transposedView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
     // With beta == 0, baddbmm ignores c's old values, as BLAS does.
-    at::cpu::baddbmm_out(c, c, a, b, d.beta, d.alpha);
+    at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
   });
 }
 
