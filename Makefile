@@ -6,7 +6,7 @@ BUILD   := build/cmake
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export MAX_JOBS ?= $(shell nproc)
 
-.PHONY: demo test test-cpp test-py bench build sysdeps clean
+.PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check
 
 # System packages: googletest for the C++ tests and ccache for quick rebuilds (Debian).
 sysdeps:
@@ -46,6 +46,12 @@ demo: build
 
 bench: build
 	$(PY) benchmarks/run_all.py --out bench-results
+
+# On a GPU machine with torch (CUDA build), nvcc, cmake and ninja: build, test on the cuda
+# driver and benchmark next to torch.cuda, results in DIR (no venv, no registry needed).
+DIR ?= gpu-check
+gpu-check:
+	scripts/gpu_check.sh $(DIR)
 
 clean:
 	rm -rf build *.egg-info torch_accel/*.so
