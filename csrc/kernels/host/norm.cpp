@@ -1,0 +1,150 @@
+// Host build of the normalization family: parallel over lines (softmax) or rows (layer norm).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/norm.h"
+#include "runtime/host/host_launch.h"
+#include "runtime/host/parallel.h"
+
+namespace accel::kernels::host {
+namespace {
+
+constexpr int64_t kGrain = 32768;  // elements per parallel task
+
+int64_t rowGrain(int64_t row_len) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len)); }
+
+template <class F>
+rt::Error dispatchFloating(DType t, F&& f) {
+  return dispatchDType(t, [&](auto tag) -> rt::Error {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (isFloating<T>) return f(tag);
+    return rt::Error::NotSupported;
+  });
+}
+
+}  // namespace
+
+rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* x = reinterpret_cast<const T*>(d.in);
+      T* y = reinterpret_cast<T*>(d.out);
+      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+        std::vector<A> buf(d.inner == 1 && !d.log ? d.dim : 0);
+        for (int64_t line = b; line < e; ++line) {
+          const int64_t start = lineStart(d, line);
+          const A m = partialMax(x + start, d.dim, d.inner, 0, 1);
+          if (!buf.empty()) {
+            // Dense row: each exp once, kept for the normalizing pass.
+            const T* xr = x + start;
+            A s = A(0);
+            for (int64_t j = 0; j < d.dim; ++j) s += buf[j] = mexp(castTo<A>(xr[j]) - m);
+            const A inv = A(1) / s;
+            for (int64_t j = 0; j < d.dim; ++j) y[start + j] = castTo<T>(buf[j] * inv);
+            continue;
+          }
+          const A s = partialSumExp(x + start, d.dim, d.inner, m, 0, 1);
+          softmaxWrite(x + start, y + start, d.dim, d.inner, m, s, d.log, 0, 1);
+        }
+      });
+    });
+  });
+}
+
+rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    return rt::host::enqueue(stream, [d] {
+      const T* y = reinterpret_cast<const T*>(d.in);
+      const T* g = reinterpret_cast<const T*>(d.grad);
+      T* gi = reinterpret_cast<T*>(d.out);
+      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+        for (int64_t line = b; line < e; ++line) {
+          const int64_t s = lineStart(d, line);
+          const auto dot = partialGradDot(g + s, y + s, d.dim, d.inner, d.log, 0, 1);
+          softmaxGradWrite(g + s, y + s, gi + s, d.dim, d.inner, dot, d.log, 0, 1);
+        }
+      });
+    });
+  });
+}
+
+rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
+  if (d.rows == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* w = reinterpret_cast<const T*>(d.weight);
+      const T* bias = reinterpret_cast<const T*>(d.bias);
+      rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
+          const A mean = partialSum(x, d.cols, 0, 1) / static_cast<A>(d.cols);
+          const A var = partialSquaredDev(x, d.cols, mean, 0, 1) / static_cast<A>(d.cols);
+          const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
+          layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0, 1);
+          reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
+          reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+        }
+      });
+    });
+  });
+}
+
+rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
+  if (d.rows == 0 && !d.dweight && !d.dbias) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* dy = reinterpret_cast<const T*>(d.dy);
+      const T* x = reinterpret_cast<const T*>(d.x);
+      const T* w = reinterpret_cast<const T*>(d.weight);
+      const T* mean = reinterpret_cast<const T*>(d.mean);
+      const T* rstd = reinterpret_cast<const T*>(d.rstd);
+      if (d.dx) {
+        rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t o = i * d.cols;
+            A ds, db;
+            partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
+            layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
+                               castTo<A>(mean[i]), castTo<A>(rstd[i]), ds, db, 0, 1);
+          }
+        });
+      }
+      if (!d.dweight && !d.dbias) return;
+      // Column sums over rows, a block of columns per task so the row loop stays dense.
+      constexpr int64_t kCols = 256;
+      rt::host::parallelFor(0, (d.cols + kCols - 1) / kCols, 1, [&](int64_t b, int64_t e) {
+        A dw[kCols], dbias[kCols];
+        for (int64_t blk = b; blk < e; ++blk) {
+          const int64_t j0 = blk * kCols, n = std::min(kCols, d.cols - j0);
+          std::fill(dw, dw + n, A(0));
+          std::fill(dbias, dbias + n, A(0));
+          for (int64_t i = 0; i < d.rows; ++i) {
+            const T* dyr = dy + i * d.cols + j0;
+            const T* xr = x + i * d.cols + j0;
+            const A m = castTo<A>(mean[i]), r = castTo<A>(rstd[i]);
+            for (int64_t j = 0; j < n; ++j) {
+              const A g = castTo<A>(dyr[j]);
+              dw[j] += g * (castTo<A>(xr[j]) - m) * r;
+              dbias[j] += g;
+            }
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            if (d.dweight) reinterpret_cast<T*>(d.dweight)[j0 + j] = castTo<T>(dw[j]);
+            if (d.dbias) reinterpret_cast<T*>(d.dbias)[j0 + j] = castTo<T>(dbias[j]);
+          }
+        }
+      });
+    });
+  });
+}
+
+}  // namespace accel::kernels::host
