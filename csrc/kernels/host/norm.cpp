@@ -13,6 +13,42 @@ constexpr int64_t kGrain = 32768;  // elements per parallel task
 
 int64_t rowGrain(int64_t row_len) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len)); }
 
+// Sums and maxima of f(0..n) in 8 independent lanes, so the compiler can vectorize them
+// (a single float accumulator forces sequential adds).
+constexpr int kLanes = 8;
+
+template <class A, class F>
+A laneSum(int64_t n, const F& f) {
+  A acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+  A s = A(0);
+  for (; j < n; ++j) s += f(j);
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+// The max of x[0..n) as softmax wants it: NaN if any element is NaN.
+template <class T, class A = OpMath<T>>
+A laneMax(const T* x, int64_t n) {
+  A acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const A v = castTo<A>(x[j + l]);
+      acc[l] = (v > acc[l] || v != v) ? v : acc[l];  // a NaN lane stays NaN
+    }
+  A m = partialMax(x, n, 1, j, 1);  // the tail
+  for (int l = 0; l < kLanes; ++l) m = (isNan(m) || !(acc[l] <= m)) ? (isNan(m) ? m : acc[l]) : m;
+  return m;
+}
+
+// e^x: the vectorizable version for float, the library's otherwise.
+inline float hostExp(float x) { return expNoCall(x); }
+inline double hostExp(double x) { return mexp(x); }
+
 template <class F>
 rt::Error dispatchFloating(DType t, F&& f) {
   return dispatchDType(t, [&](auto tag) -> rt::Error {
@@ -33,19 +69,27 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
       const T* x = reinterpret_cast<const T*>(d.in);
       T* y = reinterpret_cast<T*>(d.out);
       rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
-        std::vector<A> buf(d.inner == 1 && !d.log ? d.dim : 0);
+        std::vector<A> buf(d.inner == 1 ? d.dim : 0);
         for (int64_t line = b; line < e; ++line) {
           const int64_t start = lineStart(d, line);
-          const A m = partialMax(x + start, d.dim, d.inner, 0, 1);
           if (!buf.empty()) {
             // Dense row: each exp once, kept for the normalizing pass.
             const T* xr = x + start;
-            A s = A(0);
-            for (int64_t j = 0; j < d.dim; ++j) s += buf[j] = mexp(castTo<A>(xr[j]) - m);
-            const A inv = A(1) / s;
-            for (int64_t j = 0; j < d.dim; ++j) y[start + j] = castTo<T>(buf[j] * inv);
+            T* yr = y + start;
+            const A m = laneMax(xr, d.dim);
+            A* eb = buf.data();
+            for (int64_t j = 0; j < d.dim; ++j) eb[j] = hostExp(castTo<A>(xr[j]) - m);
+            const A s = laneSum<A>(d.dim, [eb](int64_t j) { return eb[j]; });
+            if (d.log) {
+              const A shift = m + mlog(s);
+              for (int64_t j = 0; j < d.dim; ++j) yr[j] = castTo<T>(castTo<A>(xr[j]) - shift);
+            } else {
+              const A inv = A(1) / s;
+              for (int64_t j = 0; j < d.dim; ++j) yr[j] = castTo<T>(eb[j] * inv);
+            }
             continue;
           }
+          const A m = partialMax(x + start, d.dim, d.inner, 0, 1);
           const A s = partialSumExp(x + start, d.dim, d.inner, m, 0, 1);
           softmaxWrite(x + start, y + start, d.dim, d.inner, m, s, d.log, 0, 1);
         }
@@ -84,8 +128,12 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
       rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
-          const A mean = partialSum(x, d.cols, 0, 1) / static_cast<A>(d.cols);
-          const A var = partialSquaredDev(x, d.cols, mean, 0, 1) / static_cast<A>(d.cols);
+          const A mean = laneSum<A>(d.cols, [x](int64_t j) { return castTo<A>(x[j]); }) /
+                         static_cast<A>(d.cols);
+          const A var = laneSum<A>(d.cols, [x, mean](int64_t j) {
+                          const A dv = castTo<A>(x[j]) - mean;
+                          return dv * dv;
+                        }) / static_cast<A>(d.cols);
           const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
           layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0, 1);
           reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
