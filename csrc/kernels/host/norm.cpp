@@ -1,5 +1,7 @@
 // Host build of the normalization family: parallel over lines (softmax) or rows (layer norm).
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/norm.h"
@@ -29,7 +31,8 @@ A laneSum(int64_t n, const F& f) {
   return s;
 }
 
-// The max of x[0..n) as softmax wants it: NaN if any element is NaN.
+// The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
+// and so every output NaN, either way (as in ATen). Plain selects vectorize.
 template <class T, class A = OpMath<T>>
 A laneMax(const T* x, int64_t n) {
   A acc[kLanes];
@@ -38,11 +41,29 @@ A laneMax(const T* x, int64_t n) {
   for (; j + kLanes <= n; j += kLanes)
     for (int l = 0; l < kLanes; ++l) {
       const A v = castTo<A>(x[j + l]);
-      acc[l] = (v > acc[l] || v != v) ? v : acc[l];  // a NaN lane stays NaN
+      acc[l] = v > acc[l] ? v : acc[l];
     }
-  A m = partialMax(x, n, 1, j, 1);  // the tail
-  for (int l = 0; l < kLanes; ++l) m = (isNan(m) || !(acc[l] <= m)) ? (isNan(m) ? m : acc[l]) : m;
+  for (; j < n; ++j) {
+    const A v = castTo<A>(x[j]);
+    acc[0] = v > acc[0] ? v : acc[0];
+  }
+  A m = acc[0];
+  for (int l = 1; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
   return m;
+}
+
+// float -> T; for bfloat16 a branch-free copy of c10's round-to-nearest-even (whose NaN branch
+// stops vectorization).
+template <class T, class A>
+inline T storeCast(A v) {
+  if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<A, float>) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+    return c10::BFloat16(v != v ? uint16_t(0x7FC0) : uint16_t(rounded), c10::BFloat16::from_bits());
+  } else {
+    return castTo<T>(v);
+  }
 }
 
 // e^x: the vectorizable version for float, the library's otherwise.
@@ -82,10 +103,10 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
             const A s = laneSum<A>(d.dim, [eb](int64_t j) { return eb[j]; });
             if (d.log) {
               const A shift = m + mlog(s);
-              for (int64_t j = 0; j < d.dim; ++j) yr[j] = castTo<T>(castTo<A>(xr[j]) - shift);
+              for (int64_t j = 0; j < d.dim; ++j) yr[j] = storeCast<T>(castTo<A>(xr[j]) - shift);
             } else {
               const A inv = A(1) / s;
-              for (int64_t j = 0; j < d.dim; ++j) yr[j] = castTo<T>(eb[j] * inv);
+              for (int64_t j = 0; j < d.dim; ++j) yr[j] = storeCast<T>(eb[j] * inv);
             }
             continue;
           }
