@@ -105,6 +105,39 @@ void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
   denseSoftmaxRowImpl(xr, yr, n, eb, log);
 }
 
+// One dense row of the softmax gradient: softmax y * (g - sum(g * y)), log_softmax
+// g - exp(y) * sum(g).
+template <class T, class A = OpMath<T>>
+__attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, const T* y, T* gi,
+                                                                   int64_t n, bool log) {
+  if (log) {
+    const A dot = laneSum<A>(n, [g](int64_t j) { return castTo<A>(g[j]); });
+    for (int64_t j = 0; j < n; ++j)
+      gi[j] = storeCast<T>(castTo<A>(g[j]) - hostExp(castTo<A>(y[j])) * dot);
+  } else {
+    const A dot = laneSum<A>(n, [g, y](int64_t j) { return castTo<A>(g[j]) * castTo<A>(y[j]); });
+    for (int64_t j = 0; j < n; ++j)
+      gi[j] = storeCast<T>(castTo<A>(y[j]) * (castTo<A>(g[j]) - dot));
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class T>
+__attribute__((target("avx2,fma"))) void denseSoftmaxGradRowAvx2(const T* g, const T* y, T* gi,
+                                                                 int64_t n, bool log) {
+  denseSoftmaxGradRowImpl(g, y, gi, n, log);
+}
+#endif
+
+template <class T>
+void denseSoftmaxGradRow(const T* g, const T* y, T* gi, int64_t n, bool log) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) return denseSoftmaxGradRowAvx2(g, y, gi, n, log);
+#endif
+  denseSoftmaxGradRowImpl(g, y, gi, n, log);
+}
+
 template <class F>
 rt::Error dispatchFloating(DType t, F&& f) {
   return dispatchDType(t, [&](auto tag) -> rt::Error {
@@ -152,6 +185,10 @@ rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
       rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
         for (int64_t line = b; line < e; ++line) {
           const int64_t s = lineStart(d, line);
+          if (d.inner == 1) {
+            denseSoftmaxGradRow(g + s, y + s, gi + s, d.dim, d.log);
+            continue;
+          }
           const auto dot = partialGradDot(g + s, y + s, d.dim, d.inner, d.log, 0, 1);
           softmaxGradWrite(g + s, y + s, gi + s, d.dim, d.inner, dot, d.log, 0, 1);
         }
