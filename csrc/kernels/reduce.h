@@ -148,7 +148,7 @@ struct NormReducer {
   Kind kind;
   Acc p;
   ACCEL_HD Acc identity() const {
-    return kind == Inf ? Acc(0) : kind == NegInf ? static_cast<Acc>(INFINITY) : Acc(0);
+    return kind == NegInf ? static_cast<Acc>(INFINITY) : Acc(0);
   }
   ACCEL_HD Acc reduce(Acc a, In v, int64_t) const {
     const Acc x = mabs(castTo<Acc>(v));
