@@ -1,0 +1,63 @@
+"""Native kernels vs CPU ATen on the host driver, same threads, same run (medians):
+elementwise at 16M elements (fp32, bf16), softmax / layer_norm / rms_norm at a transformer
+shape, GEMM at 1024^3 and 4096x4096x1024. Speed = CPU time / accel time (1.0 = parity).
+
+    python benchmarks/ops_host.py [--out DIR]
+"""
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+from common import median_seconds, write_result
+
+GOALS = {"elementwise": 0.8, "norm": 0.7, "gemm": 0.95}
+
+
+def compare(name, group, fn, make_inputs, repeats=7):
+    cpu_in = make_inputs()
+    acc_in = [t.to("accel") for t in cpu_in]
+    t_cpu = median_seconds(lambda: fn(*cpu_in), repeats=repeats)
+    torch_accel.reset_fallback_counts()
+    t_acc = median_seconds(lambda: fn(*acc_in), repeats=repeats, sync=torch.accel.synchronize)
+    fallback = sum(torch_accel.fallback_counts().values())
+    speed = t_cpu / t_acc
+    print(f"{name:<34} cpu {t_cpu * 1e3:8.2f} ms  accel {t_acc * 1e3:8.2f} ms  speed {speed:5.2f}"
+          f"  (goal >= {GOALS[group]}){'  FALLBACK' if fallback else ''}")
+    return {"group": group, "cpu_ms": t_cpu * 1e3, "accel_ms": t_acc * 1e3, "speed": speed,
+            "goal": GOALS[group], "fallback_calls": fallback}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    n = 16 << 20
+    rows, hidden = 2048, 4096
+    results = {"threads": torch.get_num_threads()}
+    for dtype in (torch.float32, torch.bfloat16):
+        tag = str(dtype).split(".")[-1]
+        two = lambda: [torch.randn(n).to(dtype), torch.randn(n).to(dtype)]  # noqa: E731
+        results[f"add_{tag}_16M"] = compare(f"add {tag} 16M", "elementwise", torch.add, two)
+        results[f"mul_scalar_{tag}_16M"] = compare(f"mul by scalar {tag} 16M", "elementwise",
+                                                   lambda a, b: a * 1.5, two)
+        results[f"gelu_{tag}_16M"] = compare(f"gelu {tag} 16M", "elementwise",
+                                             lambda a, b: F.gelu(a), two)
+        mat = lambda: [torch.randn(rows, hidden).to(dtype), torch.randn(hidden).to(dtype)]  # noqa: E731
+        results[f"softmax_{tag}"] = compare(f"softmax {tag} {rows}x{hidden}", "norm",
+                                            lambda x, w: torch.softmax(x, -1), mat)
+        results[f"layer_norm_{tag}"] = compare(f"layer_norm {tag} {rows}x{hidden}", "norm",
+                                               lambda x, w: F.layer_norm(x, (hidden,), w, w), mat)
+        results[f"rms_norm_{tag}"] = compare(f"rms_norm {tag} {rows}x{hidden}", "norm",
+                                             lambda x, w: F.rms_norm(x, (hidden,), w), mat)
+    for (m, k, nn) in ((1024, 1024, 1024), (4096, 1024, 4096)):
+        mats = lambda: [torch.randn(m, k), torch.randn(k, nn)]  # noqa: E731
+        results[f"gemm_{m}x{k}x{nn}"] = compare(f"gemm fp32 {m}x{k}x{nn}", "gemm", torch.mm, mats,
+                                                repeats=5)
+    write_result(args.out, "ops_host", {"benchmark": "native ops vs CPU ATen (host driver)",
+                                        "results": results})
+
+
+if __name__ == "__main__":
+    main()
