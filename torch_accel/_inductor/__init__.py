@@ -42,13 +42,34 @@ def register_dynamo() -> None:
 def _missing_inductor_apis() -> list:
     from torch._inductor.codegen import common, wrapper
 
-    needed = [(common, "register_backend_for_device"), (common, "register_device_op_overrides"),
+    from torch._inductor import scheduler
+
+    needed = [(scheduler, "BaseSchedulerNode"), (common, "register_backend_for_device"), (common, "register_device_op_overrides"),
               (common, "DeviceOpOverrides"), (wrapper, "PythonWrapperCodegen"),
               (wrapper, "SubgraphPythonWrapperCodegen")]
     missing = [f"{m.__name__}.{n}" for m, n in needed if not hasattr(m, n)]
     if not hasattr(getattr(wrapper, "PythonWrapperCodegen", None), "_generate_kernel_call_helper"):
         missing.append("PythonWrapperCodegen._generate_kernel_call_helper")
+    if not hasattr(getattr(scheduler, "BaseSchedulerNode", None), "is_cpu"):
+        missing.append("BaseSchedulerNode.is_cpu")
     return missing
+
+
+def _schedule_host_accel_like_cpu() -> None:
+    """The scheduler asks node.is_cpu() to skip loop transformations (reindexing, loop
+    reordering and index inversion during fusion) that the C++ backend does not support. On the
+    host driver accel's kernels ARE that backend, so accel nodes must answer True as well."""
+    from torch._inductor.scheduler import BaseSchedulerNode
+
+    if getattr(BaseSchedulerNode.is_cpu, "_accel", False):
+        return
+
+    def is_cpu(self) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in ("cpu", "accel")
+
+    is_cpu._accel = True
+    BaseSchedulerNode.is_cpu = is_cpu
 
 
 def register_inductor() -> None:
@@ -78,6 +99,7 @@ def register_inductor() -> None:
 
         from .host_wrapper import AccelHostWrapperCodegen
 
+        _schedule_host_accel_like_cpu()
         common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen)
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
     _status["inductor"] = "ok"
