@@ -166,3 +166,36 @@ def test_op_without_lowering_or_kernel_falls_back_with_warning(capfd):
 def test_triton_path_generates_code():
     pytest.importorskip("triton", reason="triton is not installed: the accel CUDA driver's "
                         "Triton path cannot be generated or checked here")
+
+
+def test_cpp_wrapper_is_refused_with_the_reason():
+    compiled = torch.compile(_chain)
+    x = torch.randn(8, device="accel")
+    with inductor_config.patch(cpp_wrapper=True), pytest.raises(Exception, match="cpp_wrapper=True is not supported on accel"):
+        compiled(x, x)
+
+
+def test_missing_inductor_api_disables_compile_not_import():
+    # A torch whose Inductor lacks an API the hook needs: import works, compile names the
+    # reason, backend="aot_eager" still runs.
+    r = run_python(
+        "import warnings, torch\n"
+        "from torch._inductor.codegen import wrapper\n"
+        "del wrapper.PythonWrapperCodegen._generate_kernel_call_helper\n"
+        "import torch_accel\n"
+        "x = torch.randn(4, device='accel')\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    try:\n"
+        "        torch.compile(lambda t: t * 2)(x)\n"
+        "    except Exception as e:\n"
+        "        print('ERROR', e)\n"
+        "print('STATUS', torch_accel._inductor.status()['inductor'])\n"
+        "print('WARNED', any('disabled' in str(m.message) for m in w))\n"
+        "print('AOT', torch.compile(lambda t: t * 2, backend='aot_eager')(x).cpu().tolist() == (x * 2).cpu().tolist())\n",
+        timeout=170)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "STATUS disabled: RuntimeError: this torch" in r.stdout, r.stdout
+    assert "_generate_kernel_call_helper" in r.stdout and "WARNED True" in r.stdout, r.stdout
+    assert "backend='aot_eager' still works" in r.stdout.split("ERROR", 1)[1], r.stdout
+    assert "AOT True" in r.stdout, r.stdout

@@ -52,24 +52,11 @@ def _missing_inductor_apis() -> list:
         missing.append("PythonWrapperCodegen._generate_kernel_call_helper")
     if not hasattr(getattr(scheduler, "BaseSchedulerNode", None), "is_cpu"):
         missing.append("BaseSchedulerNode.is_cpu")
+    from torch._inductor import utils
+
+    if not hasattr(utils, "get_current_backend"):
+        missing.append("torch._inductor.utils.get_current_backend")
     return missing
-
-
-def _schedule_host_accel_like_cpu() -> None:
-    """The scheduler asks node.is_cpu() to skip loop transformations (reindexing, loop
-    reordering and index inversion during fusion) that the C++ backend does not support. On the
-    host driver accel's kernels ARE that backend, so accel nodes must answer True as well."""
-    from torch._inductor.scheduler import BaseSchedulerNode
-
-    if getattr(BaseSchedulerNode.is_cpu, "_accel", False):
-        return
-
-    def is_cpu(self) -> bool:
-        device = self.get_device()
-        return device is not None and device.type in ("cpu", "accel")
-
-    is_cpu._accel = True
-    BaseSchedulerNode.is_cpu = is_cpu
 
 
 def register_inductor() -> None:
@@ -97,10 +84,13 @@ def register_inductor() -> None:
     else:
         from torch._inductor.codegen.cpp import CppScheduling
 
-        from .host_wrapper import AccelHostWrapperCodegen
+        from .host_wrapper import AccelCppWrapperUnsupported, AccelHostWrapperCodegen
 
-        _schedule_host_accel_like_cpu()
-        common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen)
+        from . import cpu_assumptions
+
+        cpu_assumptions.apply()
+        common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen,
+                                            AccelCppWrapperUnsupported)
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
     _status["inductor"] = "ok"
 
@@ -113,13 +103,45 @@ def _safely(name, fn):
         warnings.warn(f"torch_accel: {_DISABLED_HINT} ({_status[name]})", stacklevel=3)
 
 
+def _refusing_wrapper(base):
+    """Registered in place of the real backend when registration failed, so that compiling
+    for accel stops with the reason instead of Inductor's bare 'Device accel not supported'."""
+
+    class Refuse(base):
+        supports_caching = False
+
+        def __init__(self, *args, **kwargs):
+            self.create()
+
+        @staticmethod
+        def create(*args, **kwargs):
+            raise RuntimeError(f"torch_accel: {_DISABLED_HINT} ({_status['inductor']})")
+
+    return Refuse
+
+
+def _register_inductor_or_refuse() -> None:
+    _safely("inductor", register_inductor)
+    if _status["inductor"] != "ok":
+        try:
+            from torch._inductor.codegen import common, wrapper
+
+            refuse = _refusing_wrapper(getattr(wrapper, "PythonWrapperCodegen", object))
+            common.register_backend_for_device("accel", refuse, refuse, refuse)
+            from .device_op_overrides import AccelDeviceOpOverrides
+
+            common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
+        except Exception:
+            pass
+
+
 def _on_common_loaded(common) -> None:
     """Wrap Inductor's backend initialisation so that ours registers first, on first use."""
     original = common.init_backend_registration
 
     def init_backend_registration():
         if _status["inductor"] == "not registered yet":
-            _safely("inductor", register_inductor)
+            _register_inductor_or_refuse()
         return original()
 
     init_backend_registration.__wrapped__ = original
@@ -155,6 +177,6 @@ def install() -> None:
     if "torch._dynamo.device_interface" in sys.modules:
         _safely("dynamo", register_dynamo)
     if "torch._inductor.codegen.common" in sys.modules:  # Inductor already loaded: no wrapping
-        _safely("inductor", register_inductor)
+        _register_inductor_or_refuse()
     if not any(isinstance(f, _PostImportFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _PostImportFinder())
