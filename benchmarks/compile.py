@@ -6,7 +6,6 @@ Medians; the ratio is eager time / compiled time (above 1: compiled is faster).
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -16,7 +15,8 @@ import torch._inductor.config as inductor_config
 import torch_accel
 from common import median_seconds, write_result
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
 def pointwise_chain(x, y):

@@ -14,8 +14,8 @@ from torch._inductor.utils import run_and_get_code
 import torch_accel
 from conftest import run_python
 
-pytestmark = pytest.mark.skipif(torch_accel.driver() != "host",
-                                reason="these tests cover the host driver's C++ kernels")
+host_only = pytest.mark.skipif(torch_accel.driver() != "host",
+                               reason="covers the host driver's C++ kernels")
 
 
 @pytest.fixture(autouse=True)
@@ -52,9 +52,11 @@ def test_hook_registered():
     assert iface.device_count() == torch.accel.device_count()
     assert iface.current_device() == 0
     assert isinstance(iface.current_stream(), torch.Stream)
+    assert isinstance(iface.get_raw_stream(0), int) and iface.get_raw_stream(0) != 0
     assert iface.Worker.get_device_properties("accel:0").multi_processor_count >= 1
 
 
+@host_only
 def test_pointwise_chain_is_one_fused_kernel():
     x, y = torch.randn(257, 33), torch.randn(257, 33)
     xa, ya = x.to("accel"), y.to("accel")
@@ -75,6 +77,7 @@ def test_pointwise_chain_is_one_fused_kernel():
     assert fused <= eager_ops  # the check above could have seen them
 
 
+@host_only
 def test_kernel_waits_for_earlier_work_on_the_stream():
     # x * 3 and the additions are native asynchronous launches on the current stream; the
     # compiled kernel must see their results, also on a side stream.
@@ -90,6 +93,7 @@ def test_kernel_waits_for_earlier_work_on_the_stream():
         torch.testing.assert_close(out.cpu(), _chain(x * 27, y + 3), rtol=1e-4, atol=1e-4)
 
 
+@host_only
 def test_protect_mode_kernels_do_not_fault():
     r = run_python(
         "import torch, torch_accel, torch._inductor.config as c\n"
@@ -102,6 +106,7 @@ def test_protect_mode_kernels_do_not_fault():
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
 
 
+@host_only
 def test_mlp_trains_like_eager():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
@@ -127,6 +132,7 @@ def test_mlp_trains_like_eager():
     assert metrics.generated_kernel_count >= 2
 
 
+@host_only
 def test_dynamic_batch_size_compiles_once():
     def f(x, w):
         return torch.relu(x @ w) * 0.5 + x.sum(dim=1, keepdim=True)
@@ -144,6 +150,7 @@ def test_dynamic_batch_size_compiles_once():
     assert counters["frames"]["ok"] == counters["frames"]["total"]
 
 
+@host_only
 def test_op_without_lowering_or_kernel_falls_back_with_warning(capfd):
     # histc has no Inductor lowering (it stays an aten call in the graph) and no native accel
     # kernel: it runs through the counted CPU fallback, between fused kernels.
@@ -164,14 +171,24 @@ def test_op_without_lowering_or_kernel_falls_back_with_warning(capfd):
 
 
 def test_triton_path_generates_code():
+    # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
+    if torch_accel.driver() != "cuda":
+        pytest.skip("the Triton path needs the accel CUDA driver (a GPU); this is the host driver")
     pytest.importorskip("triton", reason="triton is not installed: the accel CUDA driver's "
                         "Triton path cannot be generated or checked here")
+    x, y = torch.randn(4096), torch.randn(4096)
+    out, code = run_and_get_code(torch.compile(_chain), x.to("accel"), y.to("accel"))
+    assert "@triton.jit" in code[0] and "get_raw_stream" in code[0]
+    assert "_current_raw_stream" in code[0]
+    torch.testing.assert_close(out.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
 
 
+@host_only
 def test_cpp_wrapper_is_refused_with_the_reason():
     compiled = torch.compile(_chain)
     x = torch.randn(8, device="accel")
-    with inductor_config.patch(cpp_wrapper=True), pytest.raises(Exception, match="cpp_wrapper=True is not supported on accel"):
+    with inductor_config.patch(cpp_wrapper=True), \
+            pytest.raises(Exception, match="cpp_wrapper=True is not supported on accel"):
         compiled(x, x)
 
 
@@ -192,7 +209,8 @@ def test_missing_inductor_api_disables_compile_not_import():
         "        print('ERROR', e)\n"
         "print('STATUS', torch_accel._inductor.status()['inductor'])\n"
         "print('WARNED', any('disabled' in str(m.message) for m in w))\n"
-        "print('AOT', torch.compile(lambda t: t * 2, backend='aot_eager')(x).cpu().tolist() == (x * 2).cpu().tolist())\n",
+        "aot = torch.compile(lambda t: t * 2, backend='aot_eager')(x)\n"
+        "print('AOT', aot.cpu().tolist() == (x * 2).cpu().tolist())\n",
         timeout=170)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "STATUS disabled: RuntimeError: this torch" in r.stdout, r.stdout

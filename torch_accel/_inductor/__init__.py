@@ -40,22 +40,19 @@ def register_dynamo() -> None:
 
 
 def _missing_inductor_apis() -> list:
+    from torch._inductor import scheduler, utils
     from torch._inductor.codegen import common, wrapper
 
-    from torch._inductor import scheduler
-
-    needed = [(scheduler, "BaseSchedulerNode"), (common, "register_backend_for_device"), (common, "register_device_op_overrides"),
+    needed = [(common, "register_backend_for_device"), (common, "register_device_op_overrides"),
               (common, "DeviceOpOverrides"), (wrapper, "PythonWrapperCodegen"),
-              (wrapper, "SubgraphPythonWrapperCodegen")]
+              (wrapper, "SubgraphPythonWrapperCodegen"), (scheduler, "BaseSchedulerNode"),
+              (utils, "get_current_backend")]
     missing = [f"{m.__name__}.{n}" for m, n in needed if not hasattr(m, n)]
-    if not hasattr(getattr(wrapper, "PythonWrapperCodegen", None), "_generate_kernel_call_helper"):
-        missing.append("PythonWrapperCodegen._generate_kernel_call_helper")
-    if not hasattr(getattr(scheduler, "BaseSchedulerNode", None), "is_cpu"):
-        missing.append("BaseSchedulerNode.is_cpu")
-    from torch._inductor import utils
-
-    if not hasattr(utils, "get_current_backend"):
-        missing.append("torch._inductor.utils.get_current_backend")
+    methods = [(getattr(wrapper, "PythonWrapperCodegen", None), "_generate_kernel_call_helper"),
+               (getattr(scheduler, "BaseSchedulerNode", None), "is_cpu")]
+    for owner, name in methods:
+        if owner is not None and not hasattr(owner, name):
+            missing.append(f"{owner.__name__}.{name}")
     return missing
 
 
@@ -84,9 +81,8 @@ def register_inductor() -> None:
     else:
         from torch._inductor.codegen.cpp import CppScheduling
 
-        from .host_wrapper import AccelCppWrapperUnsupported, AccelHostWrapperCodegen
-
         from . import cpu_assumptions
+        from .host_wrapper import AccelCppWrapperUnsupported, AccelHostWrapperCodegen
 
         cpu_assumptions.apply()
         common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen,
@@ -137,6 +133,9 @@ def _register_inductor_or_refuse() -> None:
 
 def _on_common_loaded(common) -> None:
     """Wrap Inductor's backend initialisation so that ours registers first, on first use."""
+    if not hasattr(common, "init_backend_registration"):
+        _status["inductor"] = "disabled: Inductor has no init_backend_registration"
+        return
     original = common.init_backend_registration
 
     def init_backend_registration():
