@@ -71,7 +71,10 @@ def register_inductor() -> None:
         from torch._inductor import utils
         from torch._inductor.codegen.triton import TritonScheduling
 
-        from .cuda_wrapper import AccelGpuWrapperCodegen
+        from .cuda_wrapper import AccelGpuWrapperCodegen, check_cuda_torch, triton_targets_cuda
+
+        check_cuda_torch()
+        triton_targets_cuda()
 
         # Inductor keys its GPU paths (device guards, stream handles, Triton launches) on this
         # list; accel on the CUDA driver is a CUDA GPU.
