@@ -6,7 +6,7 @@ BUILD   := build/cmake
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export MAX_JOBS ?= $(shell nproc)
 
-.PHONY: demo test test-cpp test-py bench build sysdeps clean
+.PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check
 
 # System packages: googletest for the C++ tests and ccache for quick rebuilds (Debian).
 sysdeps:
@@ -39,12 +39,19 @@ test-py: build
 
 test: test-cpp test-py
 
+# The main job: LoRA fine-tuning of a small Llama on accel (plots and adapter in lora-out/).
 demo: build
 	$(PY) -m torch_accel info
-	$(PY) examples/quickstart.py
+	$(PY) examples/lora_finetune.py --device accel --out lora-out
 
 bench: build
 	$(PY) benchmarks/run_all.py --out bench-results
+
+# On a GPU machine with torch (CUDA build), nvcc, cmake and ninja: build, test on the cuda
+# driver and benchmark next to torch.cuda, results in DIR (no venv, no registry needed).
+DIR ?= gpu-check
+gpu-check:
+	scripts/gpu_check.sh $(DIR)
 
 clean:
 	rm -rf build *.egg-info torch_accel/*.so

@@ -68,9 +68,6 @@ def test_random_ops_follow_the_accel_seed():
     torch.accel.manual_seed(1234)
     c = torch.randn(5, device="accel")
     assert torch.equal(c.cpu(), a.cpu())
-    # And they reproduce CPU's stream for the same seed.
-    torch.manual_seed(1234)
-    torch.testing.assert_close(a.cpu(), torch.randn(5))
 
 
 def test_explicit_generator_and_state():

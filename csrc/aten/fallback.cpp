@@ -47,8 +47,8 @@ int64_t accelBytes(const c10::IValue& v) {
   return total;
 }
 
-// Random CPU kernels must draw from the accel generator: hand them its CPU twin, and the
-// accel default generator when the caller passed none.
+// Random CPU kernels must draw from the accel generator: hand them a CPU generator derived
+// from its state (the accel default generator's when the caller passed none).
 void substituteGenerators(const c10::FunctionSchema& schema, torch::jit::Stack* stack,
                           size_t first, c10::DeviceIndex device) {
   const auto& args = schema.arguments();
@@ -57,11 +57,11 @@ void substituteGenerators(const c10::FunctionSchema& schema, torch::jit::Stack* 
     if (v.isGenerator()) {
       const at::Generator& gen = v.toGenerator();
       if (gen.device().is_privateuseone()) {
-        v = gen.get<AccelGeneratorImpl>()->cpuGenerator();
+        v = gen.get<AccelGeneratorImpl>()->fallbackCpuGenerator();
       }
     } else if (v.isNone() && args[i].type()->kind() == c10::TypeKind::OptionalType &&
                args[i].type()->containedType(0)->kind() == c10::TypeKind::GeneratorType) {
-      v = defaultGenerator(device).get<AccelGeneratorImpl>()->cpuGenerator();
+      v = defaultGenerator(device).get<AccelGeneratorImpl>()->fallbackCpuGenerator();
     }
   }
 }

@@ -1,35 +1,91 @@
 #include "core/generator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/TensorImpl.h>
 
-#include <memory>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "core/device.h"
 
 namespace accel {
+namespace {
+
+constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
+
+// splitmix64's finaliser: nearby (seed, offset) pairs give unrelated CPU seeds.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
 
 AccelGeneratorImpl::AccelGeneratorImpl(c10::DeviceIndex device, uint64_t seed)
     : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
                          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
-      cpu_(at::detail::createCPUGenerator(seed)) {}
+      seed_(seed) {}
 
-void AccelGeneratorImpl::set_current_seed(uint64_t seed) { cpu_.set_current_seed(seed); }
-void AccelGeneratorImpl::set_offset(uint64_t offset) { cpu_.set_offset(offset); }
-uint64_t AccelGeneratorImpl::get_offset() const { return cpu_.get_offset(); }
-uint64_t AccelGeneratorImpl::current_seed() const { return cpu_.current_seed(); }
-uint64_t AccelGeneratorImpl::seed() { return cpu_.seed(); }
-void AccelGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
-  cpu_.unsafeGetGeneratorImpl()->set_state(new_state);
+void AccelGeneratorImpl::set_current_seed(uint64_t seed) {
+  seed_ = seed;
+  offset_ = 0;
 }
+void AccelGeneratorImpl::set_offset(uint64_t offset) {
+  TORCH_CHECK(offset % 4 == 0, "offset must be a multiple of 4");
+  offset_ = offset;
+}
+uint64_t AccelGeneratorImpl::get_offset() const { return offset_; }
+uint64_t AccelGeneratorImpl::current_seed() const { return seed_; }
+
+uint64_t AccelGeneratorImpl::seed() {
+  const uint64_t s = c10::detail::getNonDeterministicRandom(/*is_cuda=*/true);
+  set_current_seed(s);
+  return s;
+}
+
+void AccelGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
+  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
+                  new_state.device().is_cpu(),
+              "RNG state must be a torch.ByteTensor");
+  TORCH_CHECK(static_cast<size_t>(new_state.numel()) == kStateBytes,
+              "RNG state is wrong size: expected ", kStateBytes, " bytes, got ",
+              new_state.numel());
+  uint64_t words[2];
+  std::memcpy(words, new_state.data(), kStateBytes);
+  TORCH_CHECK(words[1] % 4 == 0, "offset must be a multiple of 4");
+  seed_ = words[0];
+  offset_ = words[1];
+}
+
 c10::intrusive_ptr<c10::TensorImpl> AccelGeneratorImpl::get_state() const {
-  return cpu_.unsafeGetGeneratorImpl()->get_state();
+  at::Tensor state = at::empty({static_cast<int64_t>(kStateBytes)}, at::kByte);
+  const uint64_t words[2] = {seed_, offset_};
+  std::memcpy(state.data_ptr(), words, kStateBytes);
+  return state.getIntrusivePtr();
+}
+
+kernels::PhiloxState AccelGeneratorImpl::philoxState(uint64_t counters) {
+  kernels::PhiloxState s{seed_, offset_};
+  offset_ += counters;
+  return s;
+}
+
+at::Generator AccelGeneratorImpl::fallbackCpuGenerator() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A fresh one per call: concurrent fallback calls must not share a CPU generator.
+  at::Generator cpu = at::detail::createCPUGenerator(mix(seed_ ^ mix(offset_)));
+  offset_ += 4;  // one fallback call reserves a block of counters, like a launch
+  return cpu;
 }
 
 AccelGeneratorImpl* AccelGeneratorImpl::clone_impl() const {
-  auto* gen = new AccelGeneratorImpl(device().index());
-  gen->set_state(*get_state());
+  auto* gen = new AccelGeneratorImpl(device().index(), seed_);
+  gen->offset_ = offset_;
   return gen;
 }
 

@@ -1,10 +1,14 @@
-// The accel random generator. Its stream of numbers is a CPU generator's, so random ops that
-// run through the CPU fallback draw from it and a seeded accel run reproduces a seeded CPU
-// run. Native random kernels will move it to a counter-based (Philox) state.
+// The accel random generator: a counter-based Philox state (seed, offset), like CUDA's.
+// Native random kernels reserve counter ranges from it (philoxState); random ops that still
+// run through the CPU fallback draw from a CPU generator re-seeded from (seed, offset) for
+// each call (fallbackCpuGenerator), so they too follow torch.accel.manual_seed and
+// get/set_rng_state. Accel numbers are not CPU's for the same seed (neither are CUDA's).
 #pragma once
 
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
+
+#include "kernels/random_abi.h"
 
 namespace accel {
 
@@ -17,16 +21,21 @@ class AccelGeneratorImpl final : public c10::GeneratorImpl {
   uint64_t get_offset() const override;
   uint64_t current_seed() const override;
   uint64_t seed() override;
+  // The state is 16 bytes (a uint8 tensor): the seed then the offset, as uint64.
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
-  // The CPU generator that the fallback hands to CPU kernels in place of this one.
-  const at::Generator& cpuGenerator() const { return cpu_; }
+  // The state a launch draws from, moving the offset past the `counters` it consumes.
+  // Callers hold mutex_ (as with CUDA's philox_cuda_state).
+  kernels::PhiloxState philoxState(uint64_t counters);
+  // A CPU generator for one fallback call: seeded from (seed, offset), which then advances.
+  at::Generator fallbackCpuGenerator();
 
  private:
   AccelGeneratorImpl* clone_impl() const override;
-  at::Generator cpu_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
 };
 
 const at::Generator& defaultGenerator(c10::DeviceIndex device);

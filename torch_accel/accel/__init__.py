@@ -15,6 +15,7 @@ from .device import (
     synchronize,
     _is_in_bad_fork,
 )
+from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .memory import (
     empty_cache,
     max_memory_allocated,

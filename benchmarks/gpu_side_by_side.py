@@ -1,0 +1,76 @@
+"""accel next to torch.cuda on the same GPU, in the same run: a bf16 GEMM (8192^3), an
+elementwise add (bandwidth) and a sum (reduction). On a machine with no CUDA it says so and
+runs a scaled-down version against the CPU instead, so the script is always runnable.
+
+    python benchmarks/gpu_side_by_side.py [--out DIR]
+"""
+import argparse
+
+import torch
+
+import torch_accel
+from common import median_seconds, write_result
+
+
+def bench(name, fn_accel, fn_ref, sync_accel, sync_ref, flops=None, nbytes=None, repeats=10):
+    row = {}
+    for side, fn, sync in (("accel", fn_accel, sync_accel), ("reference", fn_ref, sync_ref)):
+        try:
+            t = median_seconds(fn, repeats=repeats, sync=sync)
+        except Exception as e:  # an op with no kernel yet is reported, not fatal
+            row[side] = {"error": f"{type(e).__name__}: {e}"[:300]}
+            continue
+        entry = {"seconds": t}
+        if flops:
+            entry["TFLOPs"] = flops / t / 1e12
+        if nbytes:
+            entry["GBps"] = nbytes / t / 1e9
+        row[side] = entry
+    if "seconds" in row.get("accel", {}) and "seconds" in row.get("reference", {}):
+        row["accel_over_reference_time"] = row["accel"]["seconds"] / row["reference"]["seconds"]
+    print(name, row)
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    cuda = torch.cuda.is_available()
+    ref = "cuda" if cuda else "cpu"
+    if not cuda:
+        print("no CUDA: comparing accel with the CPU at reduced sizes")
+    n_gemm = 8192 if cuda else 512
+    n_elem = (1 << 28) if cuda else (1 << 22)
+    sync_a = torch.accel.synchronize
+    sync_r = torch.cuda.synchronize if cuda else None
+    torch_accel.reset_fallback_counts()
+    rows = {}
+
+    a = torch.randn(n_gemm, n_gemm, dtype=torch.bfloat16)
+    b = torch.randn(n_gemm, n_gemm, dtype=torch.bfloat16)
+    aa, ba = a.to("accel"), b.to("accel")
+    ar, br = a.to(ref), b.to(ref)
+    rows[f"bf16_gemm_{n_gemm}"] = bench("gemm", lambda: aa @ ba, lambda: ar @ br, sync_a, sync_r,
+                                        flops=2 * n_gemm**3, repeats=10 if cuda else 3)
+    del a, b, aa, ba, ar, br
+
+    x = torch.randn(n_elem)
+    xa, xr = x.to("accel"), x.to(ref)
+    ya, yr = xa.clone(), xr.clone()
+    rows[f"add_fp32_{n_elem}"] = bench("add", lambda: torch.add(xa, ya), lambda: torch.add(xr, yr),
+                                       sync_a, sync_r, nbytes=3 * 4 * n_elem)
+    rows[f"sum_fp32_{n_elem}"] = bench("sum", lambda: xa.sum(), lambda: xr.sum(), sync_a, sync_r,
+                                       nbytes=4 * n_elem)
+    write_result(args.out, "gpu_side_by_side", {
+        "benchmark": "accel vs torch.cuda side by side" if cuda else "no CUDA: accel vs CPU",
+        "cuda": cuda,
+        "driver": torch_accel.driver(),
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
+        "results": rows,
+        "fallback_counts": torch_accel.fallback_counts(),
+    })
+
+
+if __name__ == "__main__":
+    main()

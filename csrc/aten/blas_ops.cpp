@@ -1,0 +1,364 @@
+// Matrix products: mm, bmm, addmm, baddbmm, addmv, dot (functional, in-place and out= forms).
+// Everything becomes one strided batched GEMM of the BLAS table. Shape and dtype checks come
+// from the structured ops' meta functions (at::meta::*), so errors read as on CPU. Transposed
+// operands (a matrix whose strides are (1, ld)) go to BLAS as they are, with a transpose flag;
+// only an operand that fits neither layout is copied to a contiguous one on the device.
+// mv, matmul and linear are composites that reach these ops.
+#include <ATen/Context.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/ops/addmm_meta_dispatch.h>
+#include <ATen/ops/addmv_meta_dispatch.h>
+#include <ATen/ops/baddbmm_meta_dispatch.h>
+#include <ATen/ops/bmm_meta_dispatch.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mm_meta_dispatch.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+
+#include "aten/copy.h"
+#include "aten/elementwise_desc.h"
+#include "aten/fallback.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/blas_abi.h"
+
+namespace accel {
+namespace {
+
+bool blasSupports(c10::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf;
+}
+
+// How a rows x cols matrix with strides (s0, s1) is handed to a column-major BLAS: as it is
+// (column-major, ld = s1), transposed (row-major, ld = s0), or not at all. The stride of a
+// size-1 dimension is irrelevant, so it never disqualifies a layout.
+struct BlasLayout {
+  bool fits = false;
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+BlasLayout blasLayout(int64_t r, int64_t c, int64_t s0, int64_t s1) {
+  if ((s0 == 1 || r == 1) && (c == 1 || s1 >= std::max<int64_t>(1, r))) {
+    return {true, false, c == 1 ? std::max<int64_t>(1, r) : s1};
+  }
+  if ((s1 == 1 || c == 1) && (r == 1 || s0 >= std::max<int64_t>(1, c))) {
+    return {true, true, r == 1 ? std::max<int64_t>(1, c) : s0};
+  }
+  return {};
+}
+
+// One GEMM operand: a batch of r x c matrices taken from a 3-d tensor's dims (d0, d1).
+struct Operand {
+  at::Tensor t;  // kept alive: it may be a contiguous copy
+  BlasLayout layout;
+  int64_t batch_stride;
+};
+
+Operand operand(const at::Tensor& t, int d0, int d1) {
+  BlasLayout l = blasLayout(t.size(d0), t.size(d1), t.stride(d0), t.stride(d1));
+  if (l.fits) return {t, l, t.size(0) == 1 ? 0 : t.stride(0)};
+  at::Tensor dense = at::empty(t.sizes(), t.options());
+  copyOnDevice(dense, t);
+  return operand(dense, d0, d1);
+}
+
+// c[i] = alpha * a[i] @ b[i] + beta * c[i] for 3-d a (B x m x k), b (B x k x n) and c
+// (B x m x n) of one dtype on one device. With beta == 0, c is not read.
+void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+          const c10::Scalar& beta) {
+  const int64_t batch = c.size(0), m = c.size(1), n = c.size(2), k = a.size(2);
+  if (c.numel() == 0) return;
+  BlasLayout lc = blasLayout(m, n, c.stride(1), c.stride(2));
+  if (!lc.fits || (batch > 1 && at::has_internal_overlap(c) != at::MemOverlap::No)) {
+    // No BLAS layout for the output: compute into a dense one and copy back.
+    at::Tensor dense = at::empty(c.sizes(), c.options());
+    if (beta.toComplexDouble() != 0.0) copyOnDevice(dense, c);
+    gemm(dense, a, b, alpha, beta);
+    copyOnDevice(c, dense);
+    return;
+  }
+  kernels::GemmDesc d;
+  d.dtype = toKernelDType(c.scalar_type());
+  d.batch = batch;
+  d.k = k;
+  d.c = c.data_ptr();
+  d.ldc = lc.ld;
+  d.stride_c = batch == 1 ? 0 : c.stride(0);
+  d.alpha = alpha.toDouble();
+  d.beta = beta.toDouble();
+  d.allow_tf32 = at::globalContext().allowTF32CuBLAS();
+  // Column-major C is a @ b; row-major C is stored as C^T = b^T @ a^T.
+  Operand first = lc.trans ? operand(b, 2, 1) : operand(a, 1, 2);
+  Operand second = lc.trans ? operand(a, 2, 1) : operand(b, 1, 2);
+  d.m = lc.trans ? n : m;
+  d.n = lc.trans ? m : n;
+  d.a = first.t.const_data_ptr();
+  d.trans_a = first.layout.trans;
+  d.lda = first.layout.ld;
+  d.stride_a = first.batch_stride;
+  d.b = second.t.const_data_ptr();
+  d.trans_b = second.layout.trans;
+  d.ldb = second.layout.ld;
+  d.stride_b = second.batch_stride;
+  int device = c.device().index();
+  ACCEL_RT_CHECK(kernels::blasTable().gemm(d, currentRuntimeStream(device)), device);
+}
+
+void checkDevices(const char* name, std::initializer_list<const at::Tensor*> ts) {
+  const at::Tensor& first = **ts.begin();
+  for (const at::Tensor* t : ts) {
+    TORCH_CHECK(t->device() == first.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                first.device(), " and ", t->device(), "! (when checking argument in method ",
+                name, ")");
+  }
+}
+
+// out = beta * self + alpha * (a @ b), all 3-d; `out` has its final shape and `self` is
+// either out's shape or out itself (in-place).
+void addInto(const at::Tensor& out, const at::Tensor& self, bool self_is_out, const at::Tensor& a,
+             const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  const bool use_self = beta.toComplexDouble() != 0.0;
+  if (use_self && !self_is_out) copyOnDevice(out, self);
+  gemm(out, a, b, alpha, use_self ? beta : c10::Scalar(0.0));
+}
+
+// The BLAS handles one dtype per product; mixed dtypes take the CPU's path (which raises
+// CPU's error for the combinations it rejects).
+bool native(std::initializer_list<const at::Tensor*> ts) {
+  const c10::ScalarType t = (*ts.begin())->scalar_type();
+  for (const at::Tensor* x : ts) {
+    if (x->scalar_type() != t) return false;
+  }
+  return blasSupports(t);
+}
+
+// --- mm, bmm ---------------------------------------------------------------------------
+
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  checkDevices("mm", {&self, &mat2, &out});
+  if (!native({&self, &mat2, &out})) {
+    static auto op = findOp("aten::mm", "out");
+    fallbackCall<at::Tensor>(op, self, mat2, out);
+    return out;
+  }
+  at::meta::mm_outf(self, mat2, out);
+  c10::DeviceGuard guard(out.device());
+  gemm(out.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
+  return out;
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  checkDevices("mm", {&self, &mat2});
+  if (!native({&self, &mat2})) {
+    static auto op = findOp("aten::mm", "");
+    return fallbackCall<at::Tensor>(op, self, mat2);
+  }
+  at::Tensor out = at::empty(at::meta::mm(self, mat2).sizes(), self.options());
+  c10::DeviceGuard guard(out.device());
+  gemm(out.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
+  return out;
+}
+
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  checkDevices("bmm", {&self, &mat2, &out});
+  if (!native({&self, &mat2, &out})) {
+    static auto op = findOp("aten::bmm", "out");
+    fallbackCall<at::Tensor>(op, self, mat2, out);
+    return out;
+  }
+  at::meta::bmm_outf(self, mat2, out);
+  c10::DeviceGuard guard(out.device());
+  gemm(out, self, mat2, 1, 0);
+  return out;
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  checkDevices("bmm", {&self, &mat2});
+  if (!native({&self, &mat2})) {
+    static auto op = findOp("aten::bmm", "");
+    return fallbackCall<at::Tensor>(op, self, mat2);
+  }
+  at::Tensor out = at::empty(at::meta::bmm(self, mat2).sizes(), self.options());
+  c10::DeviceGuard guard(out.device());
+  gemm(out, self, mat2, 1, 0);
+  return out;
+}
+
+// --- addmm, baddbmm, addmv -------------------------------------------------------------
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  checkDevices("addmm", {&self, &mat1, &mat2, &out});
+  if (!native({&self, &mat1, &mat2, &out})) {
+    static auto op = findOp("aten::addmm", "out");
+    fallbackCall<at::Tensor>(op, self, mat1, mat2, beta, alpha, out);
+    return out;
+  }
+  at::meta::addmm_outf(self, mat1, mat2, beta, alpha, out);
+  c10::DeviceGuard guard(out.device());
+  const bool in_place = self.is_same(out);
+  at::Tensor self3 = in_place ? out.unsqueeze(0) : self.expand_as(out).unsqueeze(0);
+  addInto(out.unsqueeze(0), self3, in_place, mat1.unsqueeze(0), mat2.unsqueeze(0), beta, alpha);
+  return out;
+}
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
+  checkDevices("addmm", {&self, &mat1, &mat2});
+  if (!native({&self, &mat1, &mat2})) {
+    static auto op = findOp("aten::addmm", "");
+    return fallbackCall<at::Tensor>(op, self, mat1, mat2, beta, alpha);
+  }
+  at::Tensor out =
+      at::empty(at::meta::addmm(self, mat1, mat2, beta, alpha).sizes(), mat1.options());
+  c10::DeviceGuard guard(out.device());
+  addInto(out.unsqueeze(0), self.expand_as(out).unsqueeze(0), false, mat1.unsqueeze(0),
+          mat2.unsqueeze(0), beta, alpha);
+  return out;
+}
+
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return addmm_out(self, mat1, mat2, beta, alpha, self);
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1,
+                        const at::Tensor& batch2, const c10::Scalar& beta,
+                        const c10::Scalar& alpha, at::Tensor& out) {
+  checkDevices("baddbmm", {&self, &batch1, &batch2, &out});
+  if (!native({&self, &batch1, &batch2, &out})) {
+    static auto op = findOp("aten::baddbmm", "out");
+    fallbackCall<at::Tensor>(op, self, batch1, batch2, beta, alpha, out);
+    return out;
+  }
+  at::meta::baddbmm_outf(self, batch1, batch2, beta, alpha, out);
+  c10::DeviceGuard guard(out.device());
+  const bool in_place = self.is_same(out);
+  addInto(out, in_place ? out : self.expand_as(out), in_place, batch1, batch2, beta, alpha);
+  return out;
+}
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  checkDevices("baddbmm", {&self, &batch1, &batch2});
+  if (!native({&self, &batch1, &batch2})) {
+    static auto op = findOp("aten::baddbmm", "");
+    return fallbackCall<at::Tensor>(op, self, batch1, batch2, beta, alpha);
+  }
+  at::Tensor out =
+      at::empty(at::meta::baddbmm(self, batch1, batch2, beta, alpha).sizes(), batch1.options());
+  c10::DeviceGuard guard(out.device());
+  addInto(out, self.expand_as(out), false, batch1, batch2, beta, alpha);
+  return out;
+}
+
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return baddbmm_out(self, batch1, batch2, beta, alpha, self);
+}
+
+// y = beta * self + alpha * mat @ vec, as a GEMM with n = 1: vec is a k x 1 matrix, out an
+// m x 1 one (a strided vector is a transposed 1 x k matrix, so no copy is needed).
+void addmvInto(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat,
+               const at::Tensor& vec, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  at::Tensor out3 = out.view({1, out.size(0), 1});
+  const bool in_place = self.is_same(out);
+  at::Tensor self3 = in_place ? out3 : self.expand_as(out).view({1, out.size(0), 1});
+  addInto(out3, self3, in_place, mat.unsqueeze(0), vec.unsqueeze(0).unsqueeze(-1), beta, alpha);
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  checkDevices("addmv", {&self, &mat, &vec, &out});
+  if (!native({&self, &mat, &vec, &out})) {
+    static auto op = findOp("aten::addmv", "out");
+    fallbackCall<at::Tensor>(op, self, mat, vec, beta, alpha, out);
+    return out;
+  }
+  at::meta::addmv_outf(self, mat, vec, beta, alpha, out);
+  c10::DeviceGuard guard(out.device());
+  addmvInto(out, self, mat, vec, beta, alpha);
+  return out;
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
+  checkDevices("addmv", {&self, &mat, &vec});
+  if (!native({&self, &mat, &vec})) {
+    static auto op = findOp("aten::addmv", "");
+    return fallbackCall<at::Tensor>(op, self, mat, vec, beta, alpha);
+  }
+  at::Tensor out =
+      at::empty(at::meta::addmv(self, mat, vec, beta, alpha).sizes(), mat.options());
+  c10::DeviceGuard guard(out.device());
+  addmvInto(out, self, mat, vec, beta, alpha);
+  return out;
+}
+
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+// --- dot -------------------------------------------------------------------------------
+
+// ATen's dot_check (not exported), with its messages.
+void dotCheck(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
+              "D and ", other.dim(), "D tensors");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
+              " and ", other.scalar_type());
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
+              self.numel(), "] and src [", other.numel(),
+              "] to have the same number of elements, but got ", self.numel(), " and ",
+              other.numel(), " elements respectively");
+}
+
+at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  checkDevices("dot", {&self, &other});
+  if (!native({&self, &other})) {
+    static auto op = findOp("aten::dot", "");
+    return fallbackCall<at::Tensor>(op, self, other);
+  }
+  dotCheck(self, other);
+  at::Tensor out = at::empty({}, self.options());
+  c10::DeviceGuard guard(out.device());
+  // A 1 x k row times a k x 1 column.
+  gemm(out.view({1, 1, 1}), self.view({1, 1, -1}), other.view({1, -1, 1}), 1, 0);
+  return out;
+}
+
+at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
+  // Real dtypes only: conjugation is a no-op there.
+  if (!native({&self, &other})) {
+    static auto op = findOp("aten::vdot", "");
+    return fallbackCall<at::Tensor>(op, self, other);
+  }
+  return dot(self, other);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", mm);
+  m.impl("mm.out", mm_out);
+  m.impl("bmm", bmm);
+  m.impl("bmm.out", bmm_out);
+  m.impl("addmm", addmm);
+  m.impl("addmm.out", addmm_out);
+  m.impl("addmm_", addmm_);
+  m.impl("baddbmm", baddbmm);
+  m.impl("baddbmm.out", baddbmm_out);
+  m.impl("baddbmm_", baddbmm_);
+  m.impl("addmv", addmv);
+  m.impl("addmv.out", addmv_out);
+  m.impl("addmv_", addmv_);
+  m.impl("dot", dot);
+  m.impl("vdot", vdot);
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,123 @@
+// native_layer_norm and its backward. Input checks and the [M, N] split come from ATen's
+// _check_layer_norm_inputs; mean and rstd have the input's dtype and shape
+// input.shape[:axis] + [1] * len(normalized_shape), as on CPU. Mixed dtypes (e.g. bfloat16
+// input with float weight) go to the counted fallback.
+#include <ATen/native/layer_norm.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "aten/elementwise_desc.h"
+#include "aten/fallback.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/norm_abi.h"
+
+namespace accel {
+namespace {
+
+using at::Tensor;
+
+bool sameFloating(const Tensor& x, const std::optional<Tensor>& w, const std::optional<Tensor>& b) {
+  const c10::ScalarType t = x.scalar_type();
+  auto ok = [&](const std::optional<Tensor>& p) {
+    return !p || !p->defined() || p->scalar_type() == t;
+  };
+  return at::isFloatingType(t) && kernelSupports(t) && ok(w) && ok(b);
+}
+
+const char* dataOf(const std::optional<Tensor>& t) {
+  return t && t->defined() ? static_cast<const char*>(t->const_data_ptr()) : nullptr;
+}
+
+c10::DimVector statShape(const Tensor& x, size_t normalized_ndim) {
+  c10::DimVector shape(x.sizes().begin(), x.sizes().end() - normalized_ndim);
+  shape.append(normalized_ndim, 1);
+  return shape;
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayRef normalized_shape,
+                                              const std::optional<Tensor>& weight,
+                                              const std::optional<Tensor>& bias, double eps) {
+  if (!sameFloating(input, weight, bias)) {
+    static auto op = findOp("aten::native_layer_norm", "");
+    torch::jit::Stack stack;
+    torch::jit::push(stack, input, normalized_shape, weight, bias, eps);
+    cpuFallback(op, &stack);
+    return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
+  }
+  const Tensor empty;
+  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
+                                                     weight ? *weight : empty, bias ? *bias : empty);
+  const Tensor x = input.contiguous();
+  std::optional<Tensor> w, b;
+  if (weight && weight->defined()) w = weight->contiguous();
+  if (bias && bias->defined()) b = bias->contiguous();
+  Tensor y = at::empty(x.sizes(), x.options());
+  const auto stat = statShape(x, normalized_shape.size());
+  Tensor mean = at::empty(stat, x.options());
+  Tensor rstd = at::empty(stat, x.options());
+  kernels::LayerNormDesc d;
+  d.x = static_cast<const char*>(x.const_data_ptr());
+  d.weight = dataOf(w);
+  d.bias = dataOf(b);
+  d.y = static_cast<char*>(y.data_ptr());
+  d.mean = static_cast<char*>(mean.data_ptr());
+  d.rstd = static_cast<char*>(rstd.data_ptr());
+  d.dtype = toKernelDType(x.scalar_type());
+  d.rows = M;
+  d.cols = N;
+  d.eps = eps;
+  const int device = input.device().index();
+  ACCEL_RT_CHECK(kernels::normTable().layer_norm(d, currentRuntimeStream(device)), device);
+  return {y, mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
+    const Tensor& grad_out, const Tensor& input, at::IntArrayRef normalized_shape,
+    const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& bias, std::array<bool, 3> mask) {
+  if (!sameFloating(input, weight, bias) || grad_out.scalar_type() != input.scalar_type() ||
+      mean.scalar_type() != input.scalar_type() || rstd.scalar_type() != input.scalar_type()) {
+    static auto op = findOp("aten::native_layer_norm_backward", "");
+    torch::jit::Stack stack;
+    torch::jit::push(stack, grad_out, input, normalized_shape, mean, rstd, weight, bias, mask);
+    cpuFallback(op, &stack);
+    return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
+  }
+  const Tensor empty;
+  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
+                                                     weight ? *weight : empty, bias ? *bias : empty);
+  const Tensor x = input.contiguous(), dy = grad_out.contiguous();
+  const Tensor m = mean.contiguous(), r = rstd.contiguous();
+  std::optional<Tensor> w;
+  if (weight && weight->defined()) w = weight->contiguous();
+  Tensor dx, dw, db;
+  if (mask[0]) dx = at::empty(x.sizes(), x.options());
+  if (mask[1] && w) dw = at::empty(w->sizes(), w->options());
+  if (mask[2] && bias && bias->defined()) db = at::empty(bias->sizes(), bias->options());
+  kernels::LayerNormDesc d;
+  d.x = static_cast<const char*>(x.const_data_ptr());
+  d.dy = static_cast<const char*>(dy.const_data_ptr());
+  d.weight = dataOf(w);
+  d.mean = const_cast<char*>(static_cast<const char*>(m.const_data_ptr()));
+  d.rstd = const_cast<char*>(static_cast<const char*>(r.const_data_ptr()));
+  d.dx = dx.defined() ? static_cast<char*>(dx.data_ptr()) : nullptr;
+  d.dweight = dw.defined() ? static_cast<char*>(dw.data_ptr()) : nullptr;
+  d.dbias = db.defined() ? static_cast<char*>(db.data_ptr()) : nullptr;
+  d.dtype = toKernelDType(x.scalar_type());
+  d.rows = M;
+  d.cols = N;
+  const int device = input.device().index();
+  ACCEL_RT_CHECK(kernels::normTable().layer_norm_backward(d, currentRuntimeStream(device)), device);
+  return {dx, dw, db};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_layer_norm", layer_norm);
+  m.impl("native_layer_norm_backward", layer_norm_backward);
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,256 @@
+// Native random ops on the Philox generator (core/generator.h): uniform_, normal_,
+// bernoulli_ (float and tensor p), bernoulli, random_ (all three forms; randint reaches
+// random_.from), native_dropout and native_dropout_backward. Every launch takes the
+// generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
+// runs repeat, and host and CUDA (one kernel source) draw the same numbers.
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mul.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "aten/elementwise_desc.h"
+#include "aten/fallback.h"
+#include "core/generator.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/random_abi.h"
+
+namespace accel {
+namespace {
+
+using kernels::RandomKind;
+
+AccelGeneratorImpl* generatorFor(const std::optional<at::Generator>& gen, const at::Tensor& t) {
+  return at::get_generator_or_default<AccelGeneratorImpl>(
+      gen, defaultGenerator(t.device().index()));
+}
+
+// A descriptor over `self` (and the given extra operands) in logical element order, so the
+// numbers do not depend on memory layout.
+kernels::ElementwiseDesc orderedDesc(std::initializer_list<at::Tensor> ts) {
+  const at::Tensor& self = *ts.begin();
+  kernels::ElementwiseDesc d;
+  const int ndim = static_cast<int>(self.dim());
+  TORCH_CHECK(ndim <= kernels::kMaxDims, "random ops support at most ", kernels::kMaxDims,
+              " dimensions");
+  d.ndim = ndim;
+  d.numel = self.numel();
+  d.noperands = static_cast<int>(ts.size());
+  for (int dim = 0; dim < ndim; ++dim) d.sizes[dim] = self.size(ndim - 1 - dim);
+  int k = 0;
+  for (const at::Tensor& t : ts) {
+    d.op[k].data = static_cast<char*>(t.data_ptr());
+    d.op[k].dtype = toKernelDType(t.scalar_type());
+    for (int dim = 0; dim < ndim; ++dim) {
+      d.op[k].strides[dim] = t.stride(ndim - 1 - dim) * t.element_size();
+    }
+    ++k;
+  }
+  return d;
+}
+
+void launch(kernels::RandomDesc d, const at::Tensor& self,
+            const std::optional<at::Generator>& gen) {
+  if (d.elems.numel == 0) return;
+  AccelGeneratorImpl* g = generatorFor(gen, self);
+  {
+    std::lock_guard<std::mutex> lock(g->mutex_);
+    d.philox = g->philoxState(
+        kernels::randomGroupsReserved(d.kind, d.elems.op[0].dtype, d.elems.numel, d.range));
+  }
+  int device = self.device().index();
+  c10::DeviceGuard guard(self.device());
+  ACCEL_RT_CHECK(kernels::randomTable().fill(d, currentRuntimeStream(device)), device);
+}
+
+bool floating(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble ||
+         t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
+}
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to,
+                     std::optional<at::Generator> gen) {
+  if (!floating(self)) {
+    static auto op = findOp("aten::uniform_", "");
+    fallbackCall<at::Tensor>(op, self, from, to, gen);
+    return self;
+  }
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({self});
+  d.kind = RandomKind::Uniform;
+  d.a = from;
+  d.b = to;
+  launch(d, self, gen);
+  return self;
+}
+
+at::Tensor& normal_(at::Tensor& self, double mean, double std,
+                    std::optional<at::Generator> gen) {
+  if (!floating(self)) {
+    static auto op = findOp("aten::normal_", "");
+    fallbackCall<at::Tensor>(op, self, mean, std, gen);
+    return self;
+  }
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({self});
+  d.kind = RandomKind::Normal;
+  d.a = mean;
+  d.b = std;
+  launch(d, self, gen);
+  return self;
+}
+
+at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::bernoulli_", "float");
+    fallbackCall<at::Tensor>(op, self, p, gen);
+    return self;
+  }
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({self});
+  d.kind = RandomKind::Bernoulli;
+  d.a = p;
+  launch(d, self, gen);
+  return self;
+}
+
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> gen) {
+  if (!kernelSupports(self.scalar_type()) || !floating(p) || !p.is_privateuseone()) {
+    static auto op = findOp("aten::bernoulli_", "Tensor");
+    fallbackCall<at::Tensor>(op, self, p, gen);
+    return self;
+  }
+  // p must broadcast to self (CPU's message from expand).
+  at::Tensor pe = p.expand(self.sizes());
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({self, pe});
+  d.kind = RandomKind::BernoulliTensor;
+  launch(d, self, gen);
+  return self;
+}
+
+at::Tensor bernoulli(const at::Tensor& self, std::optional<at::Generator> gen) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return bernoulli_tensor_(out, self, gen);
+}
+
+// random_ forms: integers in [from, from + range); range 0 means all 64 bits.
+at::Tensor& randomRange(at::Tensor& self, int64_t from, uint64_t range,
+                        std::optional<at::Generator> gen) {
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({self});
+  d.kind = RandomKind::Random;
+  d.from = from;
+  d.range = range;
+  launch(d, self, gen);
+  return self;
+}
+
+// The largest integer random_() may return for this dtype (ATen's rule: 2^mantissa for
+// floating types, the type's max for integers).
+int64_t randomMax(c10::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return int64_t{1} << 24;
+    case at::kDouble: return int64_t{1} << 53;
+    case at::kHalf: return int64_t{1} << 11;
+    case at::kBFloat16: return int64_t{1} << 8;
+    case at::kBool: return 1;
+    case at::kByte: return 255;
+    case at::kChar: return 127;
+    case at::kShort: return std::numeric_limits<int16_t>::max();
+    case at::kInt: return std::numeric_limits<int32_t>::max();
+    default: return std::numeric_limits<int64_t>::max();
+  }
+}
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::random_", "");
+    fallbackCall<at::Tensor>(op, self, gen);
+    return self;
+  }
+  return randomRange(self, 0, static_cast<uint64_t>(randomMax(self.scalar_type())) + 1, gen);
+}
+
+at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::random_", "to");
+    fallbackCall<at::Tensor>(op, self, to, gen);
+    return self;
+  }
+  TORCH_CHECK(0 < to, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
+  return randomRange(self, 0, static_cast<uint64_t>(to), gen);
+}
+
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> gen) {
+  if (!kernelSupports(self.scalar_type())) {
+    static auto op = findOp("aten::random_", "from");
+    fallbackCall<at::Tensor>(op, self, from, to, gen);
+    return self;
+  }
+  if (!to) {
+    // [from, max of the dtype]
+    const int64_t hi = randomMax(self.scalar_type());
+    TORCH_CHECK(from <= hi, "random_ expects 'from' casted to dtype to be less than or equal "
+                "to 'to_inc' casted to dtype, but got from=", from, " > to_inc=", hi);
+    return randomRange(self, from, static_cast<uint64_t>(hi - from) + 1, gen);
+  }
+  TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+              " >= to=", *to);
+  return randomRange(self, from, static_cast<uint64_t>(*to) - static_cast<uint64_t>(from), gen);
+}
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
+                                                  std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (!floating(input) || (train.has_value() && !*train)) {
+    // Evaluation (or an odd dtype): CPU's semantics, out = input, mask all true.
+    static auto op = findOp("aten::native_dropout", "");
+    torch::jit::Stack stack;
+    torch::jit::push(stack, input, p, train);
+    cpuFallback(op, &stack);
+    return {stack[0].toTensor(), stack[1].toTensor()};
+  }
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+  kernels::RandomDesc d;
+  d.elems = orderedDesc({out, mask, input});
+  d.kind = RandomKind::Dropout;
+  d.a = 1.0 - p;                      // keep probability
+  d.b = p == 1 ? 0.0 : 1.0 / (1.0 - p);  // scale
+  launch(d, out, std::nullopt);
+  return {out, mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask,
+                                   double scale) {
+  // Two native multiplies; the product stays in grad's dtype.
+  return at::mul(at::mul(grad, mask), scale);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("uniform_", uniform_);
+  m.impl("normal_", normal_);
+  m.impl("bernoulli_.float", bernoulli_float_);
+  m.impl("bernoulli_.Tensor", bernoulli_tensor_);
+  m.impl("bernoulli", bernoulli);
+  m.impl("random_", random_);
+  m.impl("random_.to", random_to_);
+  m.impl("random_.from", random_from_);
+  m.impl("native_dropout", native_dropout);
+  m.impl("native_dropout_backward", native_dropout_backward);
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,44 @@
+// The BLAS family of the kernel ABI: one strided batched GEMM. BLAS is the one thing the
+// kernel library delegates: the host build calls the CPU BLAS inside LibTorch on the stream's
+// worker thread, the CUDA build calls cuBLAS on the stream. Knows no torch.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernel_abi.h"
+
+namespace accel::kernels {
+
+// For each b in [0, batch): C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b], in BLAS's
+// column-major convention (the aten layer maps row-major tensors onto it). op(A) is m x k,
+// op(B) is k x n, C is m x n. Leading dimensions and batch strides count elements; a batch
+// stride of A or B may be 0 (a broadcast operand). A, B and C share `dtype` (Float, Double,
+// BFloat16, Half); 16-bit types accumulate in fp32. When beta == 0, C is not read.
+struct GemmDesc {
+  DType dtype = DType::Float;
+  bool trans_a = false;
+  bool trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  const void* a = nullptr;
+  int64_t lda = 1, stride_a = 0;
+  const void* b = nullptr;
+  int64_t ldb = 1, stride_b = 0;
+  void* c = nullptr;
+  int64_t ldc = 1, stride_c = 0;
+  double alpha = 1;
+  double beta = 0;
+  // fp32 only: whether TF32 tensor cores may be used (torch.backends.cuda.matmul.allow_tf32).
+  bool allow_tf32 = false;
+};
+
+struct BlasTable {
+  rt::Error (*gemm)(const GemmDesc& d, rt::Stream stream);
+};
+
+// The table for the driver in use (rt::driver()).
+const BlasTable& blasTable();
+// The host build's table, always available.
+const BlasTable& hostBlasTable();
+
+}  // namespace accel::kernels

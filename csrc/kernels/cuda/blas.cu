@@ -1,0 +1,102 @@
+// CUDA GEMM: cublasGemmStridedBatchedEx on the stream's cudaStream_t. fp32 computes in fp32
+// (TF32 only when the descriptor allows it, as torch.backends.cuda.matmul.allow_tf32 does);
+// bf16 and fp16 accumulate in fp32; fp64 in fp64.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <unordered_map>
+
+#include "kernels/cuda/cuda_blas.h"
+#include "kernels/cuda/cuda_executor.cuh"
+#include "runtime/cuda/cuda_stream.h"
+
+namespace accel::kernels::cuda {
+namespace {
+
+rt::Error fromCublas(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return rt::Error::Success;
+    case CUBLAS_STATUS_ALLOC_FAILED: return rt::Error::OutOfMemory;
+    case CUBLAS_STATUS_INVALID_VALUE: return rt::Error::InvalidValue;
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+    case CUBLAS_STATUS_ARCH_MISMATCH: return rt::Error::NotSupported;
+    default: return rt::Error::LaunchFailure;
+  }
+}
+
+// One handle per (thread, device), created on first use, as cuBLAS handles must not be used
+// by two threads at once. They are never destroyed: a handle outliving its thread costs a
+// little memory, destroying one during process exit can crash inside the CUDA runtime.
+cublasStatus_t handleFor(int device, cublasHandle_t* out) {
+  thread_local std::unordered_map<int, cublasHandle_t> handles;
+  auto it = handles.find(device);
+  if (it == handles.end()) {
+    cublasHandle_t h = nullptr;
+    if (cublasStatus_t s = cublasCreate(&h); s != CUBLAS_STATUS_SUCCESS) return s;
+    it = handles.emplace(device, h).first;
+  }
+  *out = it->second;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+}  // namespace
+
+rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
+  if (d.m == 0 || d.n == 0 || d.batch == 0) return rt::Error::Success;
+  if (!fitsInt(d.m) || !fitsInt(d.n) || !fitsInt(d.k) || !fitsInt(d.batch) || !fitsInt(d.lda) ||
+      !fitsInt(d.ldb) || !fitsInt(d.ldc)) {
+    return rt::Error::NotSupported;
+  }
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+  switch (d.dtype) {
+    case DType::Float:
+      type = CUDA_R_32F;
+      compute = d.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case DType::Double:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    case DType::BFloat16:
+      type = CUDA_R_16BF;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case DType::Half:
+      type = CUDA_R_16F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    default:
+      return rt::Error::NotSupported;
+  }
+  const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
+  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  cublasHandle_t handle;
+  if (cublasStatus_t st = handleFor(s->device, &handle); st != CUBLAS_STATUS_SUCCESS)
+    return fromCublas(st);
+  if (cublasStatus_t st = cublasSetStream(handle, s->handle); st != CUBLAS_STATUS_SUCCESS)
+    return fromCublas(st);
+
+  // Scaling factors have the compute type's precision.
+  const double alpha64 = d.alpha, beta64 = d.beta;
+  const float alpha32 = static_cast<float>(d.alpha), beta32 = static_cast<float>(d.beta);
+  const void* alpha = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&alpha64)
+                                                    : static_cast<const void*>(&alpha32);
+  const void* beta = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&beta64)
+                                                   : static_cast<const void*>(&beta32);
+  const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
+  cublasStatus_t st = cublasGemmStridedBatchedEx(
+      handle, op(d.trans_a), op(d.trans_b), m, n, k, alpha, d.a, type, static_cast<int>(d.lda),
+      d.stride_a, d.b, type, static_cast<int>(d.ldb), d.stride_b, beta, d.c, type,
+      static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute,
+      CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) return fromCublas(st);
+  return fromCuda(cudaGetLastError());
+}
+
+}  // namespace accel::kernels::cuda

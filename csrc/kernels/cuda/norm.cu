@@ -1,0 +1,167 @@
+// CUDA build of the normalization family: a thread block per line (softmax) or row (layer
+// norm), merging per-thread partials with warp shuffles; layer norm's weight and bias
+// gradients take a thread per column.
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/cuda/cuda_executor.cuh"
+#include "kernels/norm.h"
+
+namespace accel::kernels::cuda {
+namespace {
+
+struct SumOp {
+  template <class A>
+  __device__ A operator()(A a, A b) const { return a + b; }
+};
+struct MaxOp {
+  template <class A>
+  __device__ A operator()(A a, A b) const { return (isNan(b) || b > a) ? b : a; }
+};
+
+// Every thread gets the op-merge of all threads' `v` (blockDim.x a multiple of 32).
+template <class A, class Op>
+__device__ A blockReduce(A v, Op op) {
+  __shared__ A warp_val[32];
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();  // the previous call's readers are done with warp_val
+  if ((threadIdx.x & 31) == 0) warp_val[threadIdx.x >> 5] = v;
+  __syncthreads();
+  A r = warp_val[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) r = op(r, warp_val[w]);
+  return r;
+}
+
+template <class T>
+__global__ void softmaxKernel(SoftmaxDesc d) {
+  using A = OpMath<T>;
+  const T* x = reinterpret_cast<const T*>(d.in);
+  T* y = reinterpret_cast<T*>(d.out);
+  for (int64_t line = blockIdx.x; line < d.outer * d.inner; line += gridDim.x) {
+    const int64_t s = lineStart(d, line);
+    const A m = blockReduce(partialMax(x + s, d.dim, d.inner, threadIdx.x, blockDim.x), MaxOp{});
+    const A sum = blockReduce(partialSumExp(x + s, d.dim, d.inner, m, threadIdx.x, blockDim.x), SumOp{});
+    softmaxWrite(x + s, y + s, d.dim, d.inner, m, sum, d.log, threadIdx.x, blockDim.x);
+  }
+}
+
+template <class T>
+__global__ void softmaxBackwardKernel(SoftmaxDesc d) {
+  const T* y = reinterpret_cast<const T*>(d.in);
+  const T* g = reinterpret_cast<const T*>(d.grad);
+  T* gi = reinterpret_cast<T*>(d.out);
+  for (int64_t line = blockIdx.x; line < d.outer * d.inner; line += gridDim.x) {
+    const int64_t s = lineStart(d, line);
+    const auto dot = blockReduce(
+        partialGradDot(g + s, y + s, d.dim, d.inner, d.log, threadIdx.x, blockDim.x), SumOp{});
+    softmaxGradWrite(g + s, y + s, gi + s, d.dim, d.inner, dot, d.log, threadIdx.x, blockDim.x);
+  }
+}
+
+template <class T>
+__global__ void layerNormKernel(LayerNormDesc d) {
+  using A = OpMath<T>;
+  const T* w = reinterpret_cast<const T*>(d.weight);
+  const T* b = reinterpret_cast<const T*>(d.bias);
+  for (int64_t i = blockIdx.x; i < d.rows; i += gridDim.x) {
+    const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
+    const A mean = blockReduce(partialSum(x, d.cols, threadIdx.x, blockDim.x), SumOp{}) /
+                   static_cast<A>(d.cols);
+    const A var = blockReduce(partialSquaredDev(x, d.cols, mean, threadIdx.x, blockDim.x), SumOp{}) /
+                  static_cast<A>(d.cols);
+    const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
+    layerNormWrite(x, w, b, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd,
+                   threadIdx.x, blockDim.x);
+    if (threadIdx.x == 0) {
+      reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
+      reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+    }
+  }
+}
+
+template <class T>
+__global__ void layerNormGradInputKernel(LayerNormDesc d) {
+  using A = OpMath<T>;
+  const T* w = reinterpret_cast<const T*>(d.weight);
+  for (int64_t i = blockIdx.x; i < d.rows; i += gridDim.x) {
+    const int64_t o = i * d.cols;
+    const T* dy = reinterpret_cast<const T*>(d.dy) + o;
+    const T* x = reinterpret_cast<const T*>(d.x) + o;
+    A ds, db;
+    partialLayerNormGrad(dy, x, w, d.cols, threadIdx.x, blockDim.x, ds, db);
+    ds = blockReduce(ds, SumOp{});
+    db = blockReduce(db, SumOp{});
+    layerNormGradWrite(dy, x, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
+                       castTo<A>(reinterpret_cast<const T*>(d.mean)[i]),
+                       castTo<A>(reinterpret_cast<const T*>(d.rstd)[i]), ds, db, threadIdx.x,
+                       blockDim.x);
+  }
+}
+
+template <class T>
+__global__ void layerNormGradParamKernel(LayerNormDesc d) {
+  using A = OpMath<T>;
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < d.cols;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    A dw, db;
+    layerNormParamGrad<T>(d, j, dw, db);
+    if (d.dweight) reinterpret_cast<T*>(d.dweight)[j] = castTo<T>(dw);
+    if (d.dbias) reinterpret_cast<T*>(d.dbias)[j] = castTo<T>(db);
+  }
+}
+
+// Runs launch(TypeTag<T>{}, native stream) for a floating dtype.
+template <class F>
+rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
+  const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
+  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  return dispatchDType(t, [&](auto tag) -> rt::Error {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (isFloating<T>) {
+      launch(tag, s->handle);
+      return fromCuda(cudaGetLastError());
+    }
+    return rt::Error::NotSupported;
+  });
+}
+
+unsigned gridFor(int64_t blocks) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxBlocks)));
+}
+
+}  // namespace
+
+rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    softmaxKernel<T><<<gridFor(d.outer * d.inner), kThreads, 0, native>>>(d);
+  });
+}
+
+rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    softmaxBackwardKernel<T><<<gridFor(d.outer * d.inner), kThreads, 0, native>>>(d);
+  });
+}
+
+rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
+  if (d.rows == 0) return rt::Error::Success;
+  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    layerNormKernel<T><<<gridFor(d.rows), kThreads, 0, native>>>(d);
+  });
+}
+
+rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
+  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if (d.dx && d.rows > 0) layerNormGradInputKernel<T><<<gridFor(d.rows), kThreads, 0, native>>>(d);
+    if ((d.dweight || d.dbias) && d.cols > 0)
+      layerNormGradParamKernel<T><<<gridFor((d.cols + kThreads - 1) / kThreads), kThreads, 0, native>>>(d);
+  });
+}
+
+}  // namespace accel::kernels::cuda

@@ -1,0 +1,187 @@
+// CUDA build of the reduction family: a thread block per output (threads stride over the
+// reduced range, then a tree merge in shared memory); a thread per output when the reduced
+// range is short.
+#include <algorithm>
+
+#include "kernels/cuda/cuda_executor.cuh"
+#include "kernels/reduce.h"
+
+namespace accel::kernels::cuda {
+namespace {
+
+constexpr int64_t kShortReduce = 32;
+
+template <class In, class R>
+__global__ void blockPerOutput(ReduceDesc d, R r) {
+  using A = typename R::acc_t;
+  __shared__ alignas(16) unsigned char smem[kThreads * sizeof(A)];
+  A* s = reinterpret_cast<A*>(smem);
+  const int tid = threadIdx.x;
+  for (int64_t o = blockIdx.x; o < d.out_numel; o += gridDim.x) {
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    A acc = r.identity();
+    for (int64_t j = tid; j < d.red_numel; j += blockDim.x)
+      acc = r.reduce(acc, loadIn<In>(d, base + redOffset(d, j)), j);
+    s[tid] = acc;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+      if (tid < w) s[tid] = r.combine(s[tid], s[tid + w]);
+      __syncthreads();
+    }
+    if (tid == 0) r.write(s[0], d, off);
+    __syncthreads();
+  }
+}
+
+template <class In, class R>
+__global__ void threadPerOutput(ReduceDesc d, R r) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < d.out_numel;
+       o += step) {
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    typename R::acc_t acc = r.identity();
+    for (int64_t j = 0; j < d.red_numel; ++j)
+      acc = r.reduce(acc, loadIn<In>(d, base + redOffset(d, j)), j);
+    r.write(acc, d, off);
+  }
+}
+
+template <class In, class Out>
+__global__ void scanKernel(ScanDesc d) {
+  const int64_t lines = d.outer * d.inner;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < lines;
+       line += step) {
+    const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner;
+    scanLine<In, Out, SumAcc<Out>>(reinterpret_cast<const In*>(d.in) + start,
+                                   reinterpret_cast<Out*>(d.out) + start, d.n, d.inner);
+  }
+}
+
+// Device-side bounds check: an out-of-range target traps, which fails the launch (the
+// stream's sticky error), as ATen's CUDA_KERNEL_ASSERT does.
+template <class T>
+__global__ void nllForwardKernel(NllLossDesc d) {
+  using A = OpMath<T>;
+  __shared__ A s_total[kThreads], s_weight[kThreads];
+  bool bad = false;
+  A total = A(0), weight = A(0);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const A w = nllWeight<T>(d, i, bad);
+    if (bad) __trap();
+    const A term = nllTerm<T>(d, i, w);
+    if (d.reduction == LossReduction::None) reinterpret_cast<T*>(d.output)[i] = castTo<T>(term);
+    total += term;
+    weight += w;
+  }
+  if (d.reduction == LossReduction::None) return;
+  // Reduced: launched as a single block.
+  s_total[threadIdx.x] = total;
+  s_weight[threadIdx.x] = weight;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if (threadIdx.x < w) {
+      s_total[threadIdx.x] += s_total[threadIdx.x + w];
+      s_weight[threadIdx.x] += s_weight[threadIdx.x + w];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    A t = s_total[0];
+    if (d.reduction == LossReduction::Mean) t = t / s_weight[0];
+    reinterpret_cast<T*>(d.output)[0] = castTo<T>(t);
+    *reinterpret_cast<T*>(d.total_weight) = castTo<T>(s_weight[0]);
+  }
+}
+
+template <class T>
+__global__ void nllBackwardKernel(NllLossDesc d) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    bool bad = false;
+    nllBackwardRow<T>(d, i, nllGradScale<T>(d, i), bad);
+    if (bad) __trap();
+  }
+}
+
+cudaStream_t prepare(rt::Stream stream, cudaError_t& err) {
+  const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
+  err = cudaSetDevice(s->device);
+  return s->handle;
+}
+
+unsigned blocksFor(int64_t n) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
+}
+
+}  // namespace
+
+rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
+  if (rt::Error e = validateReduce(d); e != rt::Error::Success) return e;
+  if (d.out_numel == 0) return rt::Error::Success;
+  cudaError_t err;
+  cudaStream_t native = prepare(stream, err);
+  if (err != cudaSuccess) return fromCuda(err);
+  return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    if (d.red_numel <= kShortReduce) {
+      threadPerOutput<In><<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r);
+    } else {
+      const auto blocks = static_cast<unsigned>(std::min<int64_t>(d.out_numel, kMaxBlocks));
+      blockPerOutput<In><<<blocks, kThreads, 0, native>>>(d, r);
+    }
+    return fromCuda(cudaGetLastError());
+  });
+}
+
+rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
+  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
+  if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
+  cudaError_t err;
+  cudaStream_t native = prepare(stream, err);
+  if (err != cudaSuccess) return fromCuda(err);
+  return dispatchDType(d.in_dtype, [&](auto in_tag) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    return dispatchDType(d.out_dtype, [&](auto out_tag) {
+      using Out = typename std::decay_t<decltype(out_tag)>::type;
+      scanKernel<In, Out><<<blocksFor(d.outer * d.inner), kThreads, 0, native>>>(d);
+      return fromCuda(cudaGetLastError());
+    });
+  });
+}
+
+rt::Error nll_loss_forward(const NllLossDesc& d, rt::Stream stream) {
+  cudaError_t err;
+  cudaStream_t native = prepare(stream, err);
+  if (err != cudaSuccess) return fromCuda(err);
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (!isFloating<T>) {
+      return rt::Error::NotSupported;
+    } else {
+      const unsigned blocks = d.reduction == LossReduction::None ? blocksFor(d.n) : 1;
+      nllForwardKernel<T><<<blocks, kThreads, 0, native>>>(d);
+      return fromCuda(cudaGetLastError());
+    }
+  });
+}
+
+rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
+  cudaError_t err;
+  cudaStream_t native = prepare(stream, err);
+  if (err != cudaSuccess) return fromCuda(err);
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (!isFloating<T>) {
+      return rt::Error::NotSupported;
+    } else {
+      nllBackwardKernel<T><<<blocksFor(d.n), kThreads, 0, native>>>(d);
+      return fromCuda(cudaGetLastError());
+    }
+  });
+}
+
+}  // namespace accel::kernels::cuda

@@ -1,0 +1,278 @@
+// Host build of the normalization family: parallel over lines (softmax) or rows (layer norm).
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/norm.h"
+#include "runtime/host/host_launch.h"
+#include "runtime/host/parallel.h"
+
+namespace accel::kernels::host {
+namespace {
+
+constexpr int64_t kGrain = 32768;  // elements per parallel task
+
+int64_t rowGrain(int64_t row_len) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len)); }
+
+// Sums and maxima of f(0..n) in 8 independent lanes, so the compiler can vectorize them
+// (a single float accumulator forces sequential adds).
+constexpr int kLanes = 8;
+
+template <class A, class F>
+A laneSum(int64_t n, const F& f) {
+  A acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+  A s = A(0);
+  for (; j < n; ++j) s += f(j);
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+// The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
+// and so every output NaN, either way (as in ATen). Plain selects vectorize.
+template <class T, class A = OpMath<T>>
+A laneMax(const T* x, int64_t n) {
+  A acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const A v = castTo<A>(x[j + l]);
+      acc[l] = v > acc[l] ? v : acc[l];
+    }
+  for (; j < n; ++j) {
+    const A v = castTo<A>(x[j]);
+    acc[0] = v > acc[0] ? v : acc[0];
+  }
+  A m = acc[0];
+  for (int l = 1; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+  return m;
+}
+
+// float -> T; for bfloat16 a branch-free copy of c10's round-to-nearest-even (whose NaN branch
+// stops vectorization).
+template <class T, class A>
+inline T storeCast(A v) {
+  if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<A, float>) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+    return c10::BFloat16(v != v ? uint16_t(0x7FC0) : uint16_t(rounded), c10::BFloat16::from_bits());
+  } else {
+    return castTo<T>(v);
+  }
+}
+
+// e^x: the vectorizable version for float, the library's otherwise.
+inline float hostExp(float x) { return expNoCall(x); }
+inline double hostExp(double x) { return mexp(x); }
+
+// One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
+template <class T, class A>
+__attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n,
+                                                               A* eb, bool log) {
+  const A m = laneMax(xr, n);
+  for (int64_t j = 0; j < n; ++j) eb[j] = hostExp(castTo<A>(xr[j]) - m);
+  const A s = laneSum<A>(n, [eb](int64_t j) { return eb[j]; });
+  if (log) {
+    const A shift = m + mlog(s);
+    for (int64_t j = 0; j < n; ++j) yr[j] = storeCast<T>(castTo<A>(xr[j]) - shift);
+  } else {
+    const A inv = A(1) / s;
+    for (int64_t j = 0; j < n; ++j) yr[j] = storeCast<T>(eb[j] * inv);
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same row compiled for AVX2 + FMA (twice the vector width of the x86-64 baseline), picked
+// at run time like ATen's CPU kernels.
+template <class T, class A>
+__attribute__((target("avx2,fma"))) void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n,
+                                                             A* eb, bool log) {
+  denseSoftmaxRowImpl(xr, yr, n, eb, log);
+}
+#endif
+
+template <class T, class A>
+void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) return denseSoftmaxRowAvx2(xr, yr, n, eb, log);
+#endif
+  denseSoftmaxRowImpl(xr, yr, n, eb, log);
+}
+
+// One dense row of the softmax gradient: softmax y * (g - sum(g * y)), log_softmax
+// g - exp(y) * sum(g).
+template <class T, class A = OpMath<T>>
+__attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, const T* y, T* gi,
+                                                                   int64_t n, bool log) {
+  if (log) {
+    const A dot = laneSum<A>(n, [g](int64_t j) { return castTo<A>(g[j]); });
+    for (int64_t j = 0; j < n; ++j)
+      gi[j] = storeCast<T>(castTo<A>(g[j]) - hostExp(castTo<A>(y[j])) * dot);
+  } else {
+    const A dot = laneSum<A>(n, [g, y](int64_t j) { return castTo<A>(g[j]) * castTo<A>(y[j]); });
+    for (int64_t j = 0; j < n; ++j)
+      gi[j] = storeCast<T>(castTo<A>(y[j]) * (castTo<A>(g[j]) - dot));
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class T>
+__attribute__((target("avx2,fma"))) void denseSoftmaxGradRowAvx2(const T* g, const T* y, T* gi,
+                                                                 int64_t n, bool log) {
+  denseSoftmaxGradRowImpl(g, y, gi, n, log);
+}
+#endif
+
+template <class T>
+void denseSoftmaxGradRow(const T* g, const T* y, T* gi, int64_t n, bool log) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) return denseSoftmaxGradRowAvx2(g, y, gi, n, log);
+#endif
+  denseSoftmaxGradRowImpl(g, y, gi, n, log);
+}
+
+template <class F>
+rt::Error dispatchFloating(DType t, F&& f) {
+  return dispatchDType(t, [&](auto tag) -> rt::Error {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (isFloating<T>) return f(tag);
+    return rt::Error::NotSupported;
+  });
+}
+
+}  // namespace
+
+rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* x = reinterpret_cast<const T*>(d.in);
+      T* y = reinterpret_cast<T*>(d.out);
+      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+        std::vector<A> buf(d.inner == 1 ? d.dim : 0);
+        for (int64_t line = b; line < e; ++line) {
+          const int64_t start = lineStart(d, line);
+          if (!buf.empty()) {
+            denseSoftmaxRow(x + start, y + start, d.dim, buf.data(), d.log);
+            continue;
+          }
+          const A m = partialMax(x + start, d.dim, d.inner, 0, 1);
+          const A s = partialSumExp(x + start, d.dim, d.inner, m, 0, 1);
+          softmaxWrite(x + start, y + start, d.dim, d.inner, m, s, d.log, 0, 1);
+        }
+      });
+    });
+  });
+}
+
+rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
+  if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    return rt::host::enqueue(stream, [d] {
+      const T* y = reinterpret_cast<const T*>(d.in);
+      const T* g = reinterpret_cast<const T*>(d.grad);
+      T* gi = reinterpret_cast<T*>(d.out);
+      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+        for (int64_t line = b; line < e; ++line) {
+          const int64_t s = lineStart(d, line);
+          if (d.inner == 1) {
+            denseSoftmaxGradRow(g + s, y + s, gi + s, d.dim, d.log);
+            continue;
+          }
+          const auto dot = partialGradDot(g + s, y + s, d.dim, d.inner, d.log, 0, 1);
+          softmaxGradWrite(g + s, y + s, gi + s, d.dim, d.inner, dot, d.log, 0, 1);
+        }
+      });
+    });
+  });
+}
+
+rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
+  if (d.rows == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* w = reinterpret_cast<const T*>(d.weight);
+      const T* bias = reinterpret_cast<const T*>(d.bias);
+      rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
+          const A mean = laneSum<A>(d.cols, [x](int64_t j) { return castTo<A>(x[j]); }) /
+                         static_cast<A>(d.cols);
+          const A var = laneSum<A>(d.cols, [x, mean](int64_t j) {
+                          const A dv = castTo<A>(x[j]) - mean;
+                          return dv * dv;
+                        }) / static_cast<A>(d.cols);
+          const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
+          layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0, 1);
+          reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
+          reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+        }
+      });
+    });
+  });
+}
+
+rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
+  if (d.rows == 0 && !d.dweight && !d.dbias) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    return rt::host::enqueue(stream, [d] {
+      const T* dy = reinterpret_cast<const T*>(d.dy);
+      const T* x = reinterpret_cast<const T*>(d.x);
+      const T* w = reinterpret_cast<const T*>(d.weight);
+      const T* mean = reinterpret_cast<const T*>(d.mean);
+      const T* rstd = reinterpret_cast<const T*>(d.rstd);
+      if (d.dx) {
+        rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t o = i * d.cols;
+            A ds, db;
+            partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
+            layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
+                               castTo<A>(mean[i]), castTo<A>(rstd[i]), ds, db, 0, 1);
+          }
+        });
+      }
+      if (!d.dweight && !d.dbias) return;
+      // Column sums over rows, a block of columns per task so the row loop stays dense.
+      constexpr int64_t kCols = 256;
+      rt::host::parallelFor(0, (d.cols + kCols - 1) / kCols, 1, [&](int64_t b, int64_t e) {
+        A dw[kCols], dbias[kCols];
+        for (int64_t blk = b; blk < e; ++blk) {
+          const int64_t j0 = blk * kCols, n = std::min(kCols, d.cols - j0);
+          std::fill(dw, dw + n, A(0));
+          std::fill(dbias, dbias + n, A(0));
+          for (int64_t i = 0; i < d.rows; ++i) {
+            const T* dyr = dy + i * d.cols + j0;
+            const T* xr = x + i * d.cols + j0;
+            const A m = castTo<A>(mean[i]), r = castTo<A>(rstd[i]);
+            for (int64_t j = 0; j < n; ++j) {
+              const A g = castTo<A>(dyr[j]);
+              dw[j] += g * (castTo<A>(xr[j]) - m) * r;
+              dbias[j] += g;
+            }
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            if (d.dweight) reinterpret_cast<T*>(d.dweight)[j0 + j] = castTo<T>(dw[j]);
+            if (d.dbias) reinterpret_cast<T*>(d.dbias)[j0 + j] = castTo<T>(dbias[j]);
+          }
+        }
+      });
+    });
+  });
+}
+
+}  // namespace accel::kernels::host

@@ -1,0 +1,174 @@
+// Host build of the reduction family: parallel over outputs, or, for a few long reductions,
+// over chunks of the reduced range whose partial accumulators are then merged in order.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/reduce.h"
+#include "runtime/host/host_launch.h"
+#include "runtime/host/parallel.h"
+
+namespace accel::kernels::host {
+namespace {
+
+constexpr int64_t kGrain = 32768;  // elements per parallel task
+constexpr int64_t kCascade = 256;  // elements per partial accumulator (keeps float sums close)
+
+// Accumulates reduced elements [rb, re) of the output whose input base offset is `base`.
+template <class In, class R>
+typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
+                              int64_t re) {
+  using A = typename R::acc_t;
+  A total = r.identity();
+  const int64_t inner = d.red_ndim > 0 ? d.red_sizes[0] : 1;
+  const int64_t step = d.red_ndim > 0 ? d.in_red_strides[0] : 0;
+  if (d.red_ndim <= 1 && step == int64_t(sizeof(In))) {
+    const In* p = reinterpret_cast<const In*>(d.in + base);
+    for (int64_t b = rb; b < re; b += kCascade) {
+      A part = r.identity();
+      const int64_t e = std::min(re, b + kCascade);
+      for (int64_t j = b; j < e; ++j) part = r.reduce(part, p[j], j);
+      total = r.combine(total, part);
+    }
+    return total;
+  }
+  for (int64_t j = rb; j < re;) {
+    // One run along the innermost reduced dim, in blocks of kCascade.
+    int64_t off = base + redOffset(d, j);
+    const int64_t e = j + std::min(re - j, inner - j % inner);
+    while (j < e) {
+      A part = r.identity();
+      const int64_t be = std::min(e, j + kCascade);
+      for (; j < be; ++j, off += step) part = r.reduce(part, loadIn<In>(d, off), j);
+      total = r.combine(total, part);
+    }
+  }
+  return total;
+}
+
+template <class In, class R>
+void reduceAll(const ReduceDesc& d, const R& r) {
+  using A = typename R::acc_t;
+  const int threads = rt::host::numThreads();
+  if (d.out_numel >= threads || d.red_numel < 2 * kGrain) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, d.red_numel));
+    rt::host::parallelFor(0, d.out_numel, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        int64_t base, off[2];
+        outOffsets(d, o, base, off);
+        r.write(reduceRange<In>(r, d, base, 0, d.red_numel), d, off);
+      }
+    });
+    return;
+  }
+  const int64_t nchunks = std::min<int64_t>(4 * threads, d.red_numel / kGrain);
+  const int64_t chunk = (d.red_numel + nchunks - 1) / nchunks;
+  std::vector<A> partial(d.out_numel * nchunks);
+  rt::host::parallelFor(0, d.out_numel * nchunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / nchunks, c = t % nchunks;
+      int64_t base, off[2];
+      outOffsets(d, o, base, off);
+      partial[t] = reduceRange<In>(r, d, base, c * chunk, std::min(d.red_numel, (c + 1) * chunk));
+    }
+  });
+  for (int64_t o = 0; o < d.out_numel; ++o) {
+    A acc = r.identity();
+    for (int64_t c = 0; c < nchunks; ++c) acc = r.combine(acc, partial[o * nchunks + c]);
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    r.write(acc, d, off);
+  }
+}
+
+}  // namespace
+
+rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
+  if (rt::Error e = validateReduce(d); e != rt::Error::Success) return e;
+  if (d.out_numel == 0) return rt::Error::Success;
+  return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    return rt::host::enqueue(stream, [d, r] { reduceAll<In>(d, r); });
+  });
+}
+
+rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
+  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
+  if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
+  return dispatchDType(d.in_dtype, [&](auto in_tag) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    return dispatchDType(d.out_dtype, [&](auto out_tag) {
+      using Out = typename std::decay_t<decltype(out_tag)>::type;
+      return rt::host::enqueue(stream, [d] {
+        const In* in = reinterpret_cast<const In*>(d.in);
+        Out* out = reinterpret_cast<Out*>(d.out);
+        const int64_t grain = std::max<int64_t>(1, kGrain / d.n);
+        rt::host::parallelFor(0, d.outer * d.inner, grain, [&](int64_t b, int64_t e) {
+          for (int64_t line = b; line < e; ++line) {
+            const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner;
+            scanLine<In, Out, SumAcc<Out>>(in + start, out + start, d.n, d.inner);
+          }
+        });
+      });
+    });
+  });
+}
+
+namespace {
+[[noreturn]] void outOfBounds(const NllLossDesc& d) {
+  for (int64_t i = 0; i < d.n; ++i) {
+    const int64_t t = d.target[i];
+    if (t != d.ignore_index && (t < 0 || t >= d.c))
+      throw std::runtime_error("Target " + std::to_string(t) + " is out of bounds.");
+  }
+  throw std::runtime_error("nll_loss: target out of bounds");
+}
+}  // namespace
+
+rt::Error nll_loss_forward(const NllLossDesc& d, rt::Stream stream) {
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (!isFloating<T>) {
+      return rt::Error::NotSupported;
+    } else {
+      return rt::host::enqueue(stream, [d] {
+        using A = OpMath<T>;
+        T* out = reinterpret_cast<T*>(d.output);
+        bool bad = false;
+        if (d.reduction == LossReduction::None) {
+          for (int64_t i = 0; i < d.n; ++i) out[i] = castTo<T>(nllTerm<T>(d, i, nllWeight<T>(d, i, bad)));
+        } else {
+          // Double accumulation: n is small (a batch) and the result is one number.
+          double total = 0, weight = 0;
+          for (int64_t i = 0; i < d.n; ++i) {
+            const A w = nllWeight<T>(d, i, bad);
+            total += nllTerm<T>(d, i, w);
+            weight += w;
+          }
+          if (d.reduction == LossReduction::Mean) total /= weight;
+          out[0] = castTo<T>(total);
+          *reinterpret_cast<T*>(d.total_weight) = castTo<T>(weight);
+        }
+        if (bad) outOfBounds(d);
+      });
+    }
+  });
+}
+
+rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (!isFloating<T>) {
+      return rt::Error::NotSupported;
+    } else {
+      return rt::host::enqueue(stream, [d] {
+        bool bad = false;
+        for (int64_t i = 0; i < d.n; ++i) nllBackwardRow<T>(d, i, nllGradScale<T>(d, i), bad);
+        if (bad) outOfBounds(d);
+      });
+    }
+  });
+}
+
+}  // namespace accel::kernels::host

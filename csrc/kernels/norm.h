@@ -1,0 +1,143 @@
+// Softmax and layer norm math shared by host/norm.cpp and cuda/norm.cu. Each line (a row of
+// softmax, a row of layer norm) is reduced by partial loops over the elements begin, begin +
+// step, ... (the host runs one with step 1; a CUDA block runs one per thread and merges them),
+// then written element by element with the formulas below. Computed in OpMath (float for
+// half/bfloat16), like ATen.
+#pragma once
+
+#include "kernels/dtype.h"
+#include "kernels/norm_abi.h"
+#include "kernels/reduce_math.h"
+
+namespace accel::kernels {
+
+// First element of line `line` of a [outer, dim, inner] problem; its elements are `inner` apart.
+ACCEL_HD inline int64_t lineStart(const SoftmaxDesc& d, int64_t line) {
+  return (line / d.inner) * d.dim * d.inner + line % d.inner;
+}
+
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A partialMax(const T* x, int64_t n, int64_t stride, int64_t begin, int64_t step) {
+  A m = lowestOf<A>();
+  for (int64_t j = begin; j < n; j += step) {
+    const A v = castTo<A>(x[j * stride]);
+    m = (isNan(v) || v > m) ? v : m;
+  }
+  return m;
+}
+
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A partialSumExp(const T* x, int64_t n, int64_t stride, A max, int64_t begin,
+                                int64_t step) {
+  A s = A(0);
+  for (int64_t j = begin; j < n; j += step) s += mexp(castTo<A>(x[j * stride]) - max);
+  return s;
+}
+
+// softmax: exp(x - max) / sum; log_softmax: x - max - log(sum).
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void softmaxWrite(const T* x, T* y, int64_t n, int64_t stride, A max, A sum,
+                                  bool log, int64_t begin, int64_t step) {
+  if (log) {
+    const A shift = max + mlog(sum);
+    for (int64_t j = begin; j < n; j += step) y[j * stride] = castTo<T>(castTo<A>(x[j * stride]) - shift);
+  } else {
+    const A inv = A(1) / sum;
+    for (int64_t j = begin; j < n; j += step)
+      y[j * stride] = castTo<T>(mexp(castTo<A>(x[j * stride]) - max) * inv);
+  }
+}
+
+// Backward: softmax needs sum(g * y), log_softmax sum(g).
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A partialGradDot(const T* g, const T* y, int64_t n, int64_t stride, bool log,
+                                 int64_t begin, int64_t step) {
+  A s = A(0);
+  for (int64_t j = begin; j < n; j += step)
+    s += log ? castTo<A>(g[j * stride]) : castTo<A>(g[j * stride]) * castTo<A>(y[j * stride]);
+  return s;
+}
+
+// softmax: y * (g - dot); log_softmax: g - exp(y) * dot.
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void softmaxGradWrite(const T* g, const T* y, T* gi, int64_t n, int64_t stride,
+                                      A dot, bool log, int64_t begin, int64_t step) {
+  for (int64_t j = begin; j < n; j += step) {
+    const A gv = castTo<A>(g[j * stride]), yv = castTo<A>(y[j * stride]);
+    gi[j * stride] = castTo<T>(log ? gv - mexp(yv) * dot : yv * (gv - dot));
+  }
+}
+
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A partialSum(const T* x, int64_t n, int64_t begin, int64_t step) {
+  A s = A(0);
+  for (int64_t j = begin; j < n; j += step) s += castTo<A>(x[j]);
+  return s;
+}
+
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A partialSquaredDev(const T* x, int64_t n, A mean, int64_t begin, int64_t step) {
+  A s = A(0);
+  for (int64_t j = begin; j < n; j += step) {
+    const A dv = castTo<A>(x[j]) - mean;
+    s += dv * dv;
+  }
+  return s;
+}
+
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A weightAt(const T* w, int64_t j) {
+  return w ? castTo<A>(w[j]) : A(1);
+}
+
+// y = (x - mean) * rstd * weight + bias.
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void layerNormWrite(const T* x, const T* w, const T* b, T* y, int64_t n, A mean,
+                                    A rstd, int64_t begin, int64_t step) {
+  for (int64_t j = begin; j < n; j += step) {
+    A v = (castTo<A>(x[j]) - mean) * rstd * weightAt<T>(w, j);
+    if (b) v += castTo<A>(b[j]);
+    y[j] = castTo<T>(v);
+  }
+}
+
+// Backward row sums: ds = sum(dy * w * x), db = sum(dy * w).
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void partialLayerNormGrad(const T* dy, const T* x, const T* w, int64_t n,
+                                          int64_t begin, int64_t step, A& ds, A& db) {
+  ds = db = A(0);
+  for (int64_t j = begin; j < n; j += step) {
+    const A g = castTo<A>(dy[j]) * weightAt<T>(w, j);
+    ds += g * castTo<A>(x[j]);
+    db += g;
+  }
+}
+
+// dx = rstd * dy * w + b * x + c, with b = (db * mean - ds) * rstd^3 / n, c = -b * mean -
+// db * rstd / n (ATen's formula).
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void layerNormGradWrite(const T* dy, const T* x, const T* w, T* dx, int64_t n,
+                                        A mean, A rstd, A ds, A db, int64_t begin, int64_t step) {
+  const A scale = A(1) / static_cast<A>(n);
+  const A b = (db * mean - ds) * rstd * rstd * rstd * scale;
+  const A c = -b * mean - db * rstd * scale;
+  for (int64_t j = begin; j < n; j += step)
+    dx[j] = castTo<T>(rstd * castTo<A>(dy[j]) * weightAt<T>(w, j) + b * castTo<A>(x[j]) + c);
+}
+
+// Column j of dweight (sum over rows of dy * (x - mean) * rstd) and dbias (sum of dy).
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline void layerNormParamGrad(const LayerNormDesc& d, int64_t j, A& dw, A& dbias) {
+  const T* dy = reinterpret_cast<const T*>(d.dy);
+  const T* x = reinterpret_cast<const T*>(d.x);
+  const T* mean = reinterpret_cast<const T*>(d.mean);
+  const T* rstd = reinterpret_cast<const T*>(d.rstd);
+  dw = dbias = A(0);
+  for (int64_t i = 0; i < d.rows; ++i) {
+    const A g = castTo<A>(dy[i * d.cols + j]);
+    dw += g * (castTo<A>(x[i * d.cols + j]) - castTo<A>(mean[i])) * castTo<A>(rstd[i]);
+    dbias += g;
+  }
+}
+
+}  // namespace accel::kernels

@@ -1,0 +1,101 @@
+// The random fills (random_abi.h), written once: randomGroup(d, g) computes and stores the
+// elements of group g. Both builds run it over the groups of a launch in parallel.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/dtype.h"
+#include "kernels/elementwise.h"
+#include "kernels/philox.h"
+#include "kernels/random_abi.h"
+
+namespace accel::kernels {
+
+// A group is one Philox call: 4 elements of 32-bit draws, 2 of 64-bit ones (double values,
+// and integers whose range needs more than 32 bits).
+ACCEL_HD inline int elementsPerGroup(RandomKind kind, DType out, uint64_t range) {
+  if (kind == RandomKind::Random) return (range == 0 || range > (uint64_t{1} << 32)) ? 2 : 4;
+  if (kind == RandomKind::Dropout || kind == RandomKind::Bernoulli ||
+      kind == RandomKind::BernoulliTensor)
+    return 4;
+  return out == DType::Double ? 2 : 4;
+}
+
+// Element i's sample as double (32-bit kinds compute in float, as CUDA does for float).
+ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane, int per_group,
+                                const int64_t (&off)[kMaxOperands]) {
+  const bool wide = per_group == 2;
+  switch (d.kind) {
+    case RandomKind::Uniform: {
+      if (wide) {
+        const double u = uniformDouble(r.x[2 * lane], r.x[2 * lane + 1]);
+        return d.a + u * (d.b - d.a);
+      }
+      const float u = uniformFloat(r.x[lane]);
+      return static_cast<float>(d.a) + u * static_cast<float>(d.b - d.a);
+    }
+    case RandomKind::Normal: {
+      // Box-Muller over a pair of uniforms: the pair's first element takes cos, the second sin.
+      if (wide) {
+        const double u1 = 1.0 - uniformDouble(r.x[0], r.x[1]);  // (0, 1]: log is finite
+        const double u2 = uniformDouble(r.x[2], r.x[3]);
+        const double radius = sqrt(-2.0 * log(u1));
+        const double angle = 6.283185307179586 * u2;
+        return d.a + d.b * radius * (lane == 0 ? cos(angle) : sin(angle));
+      }
+      const int pair = lane & ~1;
+      const float u1 = 1.0f - uniformFloat(r.x[pair]);
+      const float u2 = uniformFloat(r.x[pair + 1]);
+      const float radius = sqrtf(-2.0f * logf(u1));
+      const float angle = 6.2831853f * u2;
+      const float z = radius * ((lane & 1) == 0 ? cosf(angle) : sinf(angle));
+      return static_cast<float>(d.a) + static_cast<float>(d.b) * z;
+    }
+    case RandomKind::Bernoulli:
+      return uniformFloat(r.x[lane]) < static_cast<float>(d.a) ? 1.0 : 0.0;
+    case RandomKind::BernoulliTensor: {
+      const float p = loadAs<float>(d.elems.op[1].data + off[1], d.elems.op[1].dtype);
+      return uniformFloat(r.x[lane]) < p ? 1.0 : 0.0;
+    }
+    default:
+      return 0;
+  }
+}
+
+ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
+  const int per_group = elementsPerGroup(d.kind, d.elems.op[0].dtype, d.range);
+  const Philox4 r = philox(d.philox.seed, d.philox.offset + static_cast<uint64_t>(g));
+  const ElementwiseDesc& e = d.elems;
+  for (int lane = 0; lane < per_group; ++lane) {
+    const int64_t i = g * per_group + lane;
+    if (i >= e.numel) return;
+    int64_t off[kMaxOperands];
+    offsetsOf(e, i, off);
+    char* out = e.op[0].data + off[0];
+    if (d.kind == RandomKind::Random) {
+      const uint64_t bits =
+          per_group == 2
+              ? (static_cast<uint64_t>(r.x[2 * lane + 1]) << 32) | r.x[2 * lane]
+              : r.x[lane];
+      const uint64_t v = d.range == 0 ? bits : bits % d.range;
+      storeAs<int64_t>(out, e.op[0].dtype, static_cast<int64_t>(static_cast<uint64_t>(d.from) + v));
+    } else if (d.kind == RandomKind::Dropout) {
+      const bool keep = uniformFloat(r.x[lane]) < static_cast<float>(d.a);
+      const float x = loadAs<float>(e.op[2].data + off[2], e.op[2].dtype);
+      storeAs<float>(out, e.op[0].dtype, keep ? x * static_cast<float>(d.b) : 0.0f);
+      storeAs<bool>(e.op[1].data + off[1], e.op[1].dtype, keep);
+    } else if (e.op[0].dtype == DType::Double) {
+      storeAs<double>(out, e.op[0].dtype, sampleAt(d, r, lane, per_group, off));
+    } else {
+      storeAs<float>(out, e.op[0].dtype,
+                     static_cast<float>(sampleAt(d, r, lane, per_group, off)));
+    }
+  }
+}
+
+inline int64_t randomGroups(const RandomDesc& d) {
+  const int per_group = elementsPerGroup(d.kind, d.elems.op[0].dtype, d.range);
+  return (d.elems.numel + per_group - 1) / per_group;
+}
+
+}  // namespace accel::kernels

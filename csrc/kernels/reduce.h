@@ -1,0 +1,281 @@
+// The reducers (written once, run by host/reduce.cpp and cuda/reduce.cu) and the index math
+// they share. A reducer R over input storage type In has an accumulator `acc_t` and:
+//   identity()          the accumulator of nothing
+//   reduce(a, v, j)     folds in element v, whose linear reduced index is j
+//   combine(a, b)       merges two partial accumulators (a covers lower indices when ordered)
+//   write(a, d, off)    projects and stores into the outputs at byte offsets off[0], off[1]
+// Accumulation is in float for half/bfloat16/float, double for double, int64 for integral
+// sums, as in ATen. Both executors accumulate in blocks (host: runs of kCascade, CUDA: a tree
+// over a thread block) so that long float sums stay close to ATen's cascade sum.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/elementwise.h"
+#include "kernels/reduce_abi.h"
+#include "kernels/reduce_math.h"
+
+namespace accel::kernels {
+
+// Byte offsets of output element `o` in the input and in each output.
+ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,
+                                int64_t (&out_off)[2]) {
+  in_off = 0;
+  out_off[0] = out_off[1] = 0;
+  for (int k = 0; k < d.out_ndim; ++k) {
+    const int64_t idx = o % d.out_sizes[k];
+    o /= d.out_sizes[k];
+    in_off += idx * d.in_out_strides[k];
+    out_off[0] += idx * d.out_strides[0][k];
+    out_off[1] += idx * d.out_strides[1][k];
+  }
+}
+
+// Byte offset in the input of reduced element j (relative to its output's base).
+ACCEL_HD inline int64_t redOffset(const ReduceDesc& d, int64_t j) {
+  int64_t off = 0;
+  for (int k = 0; k < d.red_ndim; ++k) {
+    off += (j % d.red_sizes[k]) * d.in_red_strides[k];
+    j /= d.red_sizes[k];
+  }
+  return off;
+}
+
+// Accumulator of sums and products: by the output's dtype class.
+template <class Out>
+using SumAcc = std::conditional_t<std::is_same_v<Out, double>, double,
+                                  std::conditional_t<isFloating<Out>, float, int64_t>>;
+
+template <class In, class Acc>
+struct SumReducer {
+  using acc_t = Acc;
+  Acc factor;
+  ACCEL_HD Acc identity() const { return Acc(0); }
+  ACCEL_HD Acc reduce(Acc a, In v, int64_t) const { return a + castTo<Acc>(v); }
+  ACCEL_HD Acc combine(Acc a, Acc b) const { return a + b; }
+  ACCEL_HD void write(Acc a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    storeAs<Acc>(d.out[0] + off[0], d.out_dtype[0], a * factor);
+  }
+};
+
+template <class In, class Acc>
+struct ProdReducer {
+  using acc_t = Acc;
+  ACCEL_HD Acc identity() const { return Acc(1); }
+  ACCEL_HD Acc reduce(Acc a, In v, int64_t) const { return a * castTo<Acc>(v); }
+  ACCEL_HD Acc combine(Acc a, Acc b) const { return a * b; }
+  ACCEL_HD void write(Acc a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    storeAs<Acc>(d.out[0] + off[0], d.out_dtype[0], a);
+  }
+};
+
+template <class T>
+struct ValueIndex {
+  T v;
+  int64_t i;
+};
+
+// max/min, amax/amin, argmax/argmin: NaN wins (the first NaN), ties go to the lower index.
+template <class In, bool IsMax>
+struct ExtremeReducer {
+  using T = OpMath<In>;
+  using acc_t = ValueIndex<T>;
+  ACCEL_HD acc_t identity() const {
+    return {IsMax ? lowestOf<T>() : highestOf<T>(), INT64_MAX};
+  }
+  // Whether b is preferred over a.
+  ACCEL_HD static bool better(const acc_t& b, const acc_t& a) {
+    if (isNan(a.v)) return isNan(b.v) && b.i < a.i;
+    if (isNan(b.v)) return true;
+    if (b.v == a.v) return b.i < a.i;
+    return IsMax ? b.v > a.v : b.v < a.v;
+  }
+  ACCEL_HD acc_t reduce(acc_t a, In v, int64_t j) const {
+    acc_t b{castTo<T>(v), j};
+    return better(b, a) ? b : a;
+  }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return better(b, a) ? b : a; }
+  ACCEL_HD void write(acc_t a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    if (d.out[0]) storeAs<T>(d.out[0] + off[0], d.out_dtype[0], a.v);
+    if (d.out[1]) *reinterpret_cast<int64_t*>(d.out[1] + off[1]) = a.i;
+  }
+};
+
+template <class T>
+struct Welford {
+  T mean, m2;
+  int64_t n;
+};
+
+// var/std (and the mean of var_mean/std_mean) by Welford's update and Chan's merge.
+template <class In, class Acc>
+struct VarReducer {
+  using acc_t = Welford<Acc>;
+  Acc correction;
+  bool take_sqrt;
+  ACCEL_HD acc_t identity() const { return {Acc(0), Acc(0), 0}; }
+  ACCEL_HD acc_t reduce(acc_t a, In v, int64_t) const {
+    const Acc x = castTo<Acc>(v);
+    a.n += 1;
+    const Acc delta = x - a.mean;
+    a.mean += delta / static_cast<Acc>(a.n);
+    a.m2 += delta * (x - a.mean);
+    return a;
+  }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const int64_t n = a.n + b.n;
+    const Acc delta = b.mean - a.mean;
+    const Acc nb_over_n = static_cast<Acc>(b.n) / static_cast<Acc>(n);
+    return {a.mean + delta * nb_over_n,
+            a.m2 + b.m2 + delta * delta * static_cast<Acc>(a.n) * nb_over_n, n};
+  }
+  ACCEL_HD void write(acc_t a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    Acc divisor = static_cast<Acc>(a.n) - correction;
+    if (divisor < Acc(0)) divisor = Acc(0);
+    Acc var = a.m2 / divisor;
+    storeAs<Acc>(d.out[0] + off[0], d.out_dtype[0], take_sqrt ? msqrt(var) : var);
+    if (d.out[1]) storeAs<Acc>(d.out[1] + off[1], d.out_dtype[1], a.n ? a.mean : Acc(NAN));
+  }
+};
+
+// linalg_vector_norm: sum |x|^p, then ^(1/p); p = 0 counts non-zeros, +-inf take max/min |x|.
+template <class In, class Acc>
+struct NormReducer {
+  using acc_t = Acc;
+  enum Kind : int { Zero, One, Two, Inf, NegInf, General };
+  Kind kind;
+  Acc p;
+  ACCEL_HD Acc identity() const {
+    return kind == NegInf ? static_cast<Acc>(INFINITY) : Acc(0);
+  }
+  ACCEL_HD Acc reduce(Acc a, In v, int64_t) const {
+    const Acc x = mabs(castTo<Acc>(v));
+    switch (kind) {
+      case Zero: return a + (x != Acc(0) ? Acc(1) : Acc(0));
+      case One: return a + x;
+      case Two: return a + x * x;
+      case General: return a + mpow(x, p);
+      default: return combine(a, x);
+    }
+  }
+  ACCEL_HD Acc combine(Acc a, Acc b) const {
+    if (kind == Inf) return (isNan(b) || b > a) ? b : a;
+    if (kind == NegInf) return (isNan(b) || b < a) ? b : a;
+    return a + b;
+  }
+  ACCEL_HD void write(Acc a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    const Acc r = kind == Two ? msqrt(a) : kind == General ? mpow(a, Acc(1) / p) : a;
+    storeAs<Acc>(d.out[0] + off[0], d.out_dtype[0], r);
+  }
+};
+
+template <class In>
+ACCEL_HD inline In loadIn(const ReduceDesc& d, int64_t in_off) {
+  return *reinterpret_cast<const In*>(d.in + in_off);
+}
+
+// Calls f(TypeTag<In>{}, reducer) with the reducer for `op` over input dtype d.in_dtype.
+// Returns NotSupported for combinations the aten layer does not send (e.g. var of ints).
+template <class F>
+rt::Error dispatchReducer(ReduceOp op, const ReduceDesc& d, const ReduceParams& prm, F&& f) {
+  return dispatchDType(d.in_dtype, [&](auto in_tag) -> rt::Error {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Prod:
+        return dispatchDType(d.out_dtype[0], [&](auto out_tag) -> rt::Error {
+          using Acc = SumAcc<typename std::decay_t<decltype(out_tag)>::type>;
+          if (op == ReduceOp::Prod) return f(TypeTag<In>{}, ProdReducer<In, Acc>{});
+          if constexpr (std::is_integral_v<Acc>) return f(TypeTag<In>{}, SumReducer<In, Acc>{Acc(1)});
+          return f(TypeTag<In>{}, SumReducer<In, Acc>{static_cast<Acc>(prm.factor)});
+        });
+      case ReduceOp::Max:
+        return f(TypeTag<In>{}, ExtremeReducer<In, true>{});
+      case ReduceOp::Min:
+        return f(TypeTag<In>{}, ExtremeReducer<In, false>{});
+      case ReduceOp::Var:
+      case ReduceOp::Norm:
+        if constexpr (isFloating<In>) {
+          using Acc = SumAcc<In>;
+          if (op == ReduceOp::Var)
+            return f(TypeTag<In>{}, VarReducer<In, Acc>{static_cast<Acc>(prm.correction), prm.take_sqrt});
+          using N = NormReducer<In, Acc>;
+          typename N::Kind kind = prm.p == 0 ? N::Zero : prm.p == 1 ? N::One : prm.p == 2 ? N::Two
+                                  : prm.p == INFINITY ? N::Inf : prm.p == -INFINITY ? N::NegInf
+                                  : N::General;
+          return f(TypeTag<In>{}, N{kind, static_cast<Acc>(prm.p)});
+        } else {
+          return rt::Error::NotSupported;
+        }
+    }
+    return rt::Error::InvalidValue;
+  });
+}
+
+inline rt::Error validateReduce(const ReduceDesc& d) {
+  if (d.out_ndim < 0 || d.out_ndim > kMaxDims || d.red_ndim < 0 || d.red_ndim > kMaxDims ||
+      d.out_numel < 0 || d.red_numel < 0 || !isSupported(d.in_dtype) ||
+      (d.out[0] == nullptr && d.out[1] == nullptr))
+    return rt::Error::InvalidValue;
+  for (int k = 0; k < 2; ++k)
+    if (d.out[k] && !isSupported(d.out_dtype[k])) return rt::Error::InvalidValue;
+  return rt::Error::Success;
+}
+
+// cumsum of one line: element j of the line at in + j * stride (elements).
+template <class In, class Out, class Acc>
+ACCEL_HD inline void scanLine(const In* in, Out* out, int64_t n, int64_t stride) {
+  Acc acc = Acc(0);
+  for (int64_t j = 0; j < n; ++j) {
+    acc += castTo<Acc>(in[j * stride]);
+    out[j * stride] = castTo<Out>(acc);
+  }
+}
+
+// nll_loss of sample i: whether it counts, and its weight (0 when ignored). A target outside
+// [0, c) that is not ignored sets `bad`.
+template <class T>
+ACCEL_HD inline OpMath<T> nllWeight(const NllLossDesc& d, int64_t i, bool& bad) {
+  using A = OpMath<T>;
+  const int64_t t = d.target[i];
+  if (t == d.ignore_index) return A(0);
+  if (t < 0 || t >= d.c) {
+    bad = true;
+    return A(0);
+  }
+  return d.weight ? castTo<A>(reinterpret_cast<const T*>(d.weight)[t]) : A(1);
+}
+
+// -weight * input[i, target[i]] (0 for an ignored or bad target).
+template <class T>
+ACCEL_HD inline OpMath<T> nllTerm(const NllLossDesc& d, int64_t i, OpMath<T> w) {
+  if (w == OpMath<T>(0)) return OpMath<T>(0);
+  return -w * castTo<OpMath<T>>(reinterpret_cast<const T*>(d.input)[i * d.c + d.target[i]]);
+}
+
+// grad_input[i, :] for nll_loss: -weight * g at the target, 0 elsewhere. `scale` is the
+// grad_output of the sample (reduction None) or grad_output / (total_weight for Mean).
+template <class T>
+ACCEL_HD inline void nllBackwardRow(const NllLossDesc& d, int64_t i, OpMath<T> scale, bool& bad) {
+  using A = OpMath<T>;
+  const A w = nllWeight<T>(d, i, bad);
+  T* row = reinterpret_cast<T*>(d.grad_input) + i * d.c;
+  for (int64_t k = 0; k < d.c; ++k) row[k] = T(0);
+  if (w != A(0)) row[d.target[i]] = castTo<T>(-w * scale);
+}
+
+// The scale of sample i's gradient in nll_loss backward (reads device scalars).
+template <class T>
+ACCEL_HD inline OpMath<T> nllGradScale(const NllLossDesc& d, int64_t i) {
+  using A = OpMath<T>;
+  const T* g = reinterpret_cast<const T*>(d.grad_output);
+  if (d.reduction == LossReduction::None) return castTo<A>(g[i]);
+  A s = castTo<A>(g[0]);
+  if (d.reduction == LossReduction::Mean)
+    s = s / castTo<A>(*reinterpret_cast<const T*>(d.total_weight));
+  return s;
+}
+
+}  // namespace accel::kernels

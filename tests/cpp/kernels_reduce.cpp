@@ -1,0 +1,143 @@
+// The reduction family's host build against plain C++ references.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/reduce_abi.h"
+#include "kernels_testing.h"
+
+namespace accel::kernels::testing {
+namespace {
+
+class ReduceTest : public KernelTest {
+ protected:
+  template <class T>
+  char* put(const std::vector<T>& v) {
+    std::vector<char> bytes(v.size() * sizeof(T));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    char* dev = deviceAlloc(bytes.size());
+    upload(dev, bytes);
+    return dev;
+  }
+  template <class T>
+  std::vector<T> get(const char* dev, size_t n) {
+    std::vector<char> bytes(n * sizeof(T));
+    download(bytes, dev);
+    std::vector<T> v(n);
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+  // [rows, cols] row-major float matrix reduced along `along` (0: rows, 1: cols).
+  ReduceDesc matrix(const char* in, int64_t rows, int64_t cols, int along, char* out0,
+                    char* out1 = nullptr) {
+    ReduceDesc d;
+    d.in = in;
+    const int64_t size[2] = {cols, rows}, stride[2] = {4, cols * 4};  // innermost first
+    const int r = along == 1 ? 0 : 1, k = 1 - r;
+    d.red_ndim = d.out_ndim = 1;
+    d.red_sizes[0] = d.red_numel = size[r];
+    d.in_red_strides[0] = stride[r];
+    d.out_sizes[0] = d.out_numel = size[k];
+    d.in_out_strides[0] = stride[k];
+    d.out[0] = out0;
+    d.out[1] = out1;
+    d.out_strides[0][0] = 4;
+    d.out_strides[1][0] = 8;
+    return d;
+  }
+};
+
+TEST_F(ReduceTest, SumAlongEitherDimMatchesDouble) {
+  const int64_t rows = 37, cols = 1003;
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * double(i)) * 10;
+  char* in = put(x);
+  for (int along : {0, 1}) {
+    const int64_t n_out = along == 1 ? rows : cols;
+    char* out = deviceAlloc(n_out * 4);
+    ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Sum, matrix(in, rows, cols, along, out), {}, stream_),
+              rt::Error::Success);
+    auto got = get<float>(out, n_out);
+    for (int64_t o = 0; o < n_out; ++o) {
+      double ref = 0;
+      for (int64_t j = 0; j < (along == 1 ? cols : rows); ++j)
+        ref += along == 1 ? x[o * cols + j] : x[j * cols + o];
+      ASSERT_NEAR(got[o], ref, 1e-3) << "along " << along << " output " << o;
+    }
+  }
+}
+
+TEST_F(ReduceTest, LongFullSumTakesTheChunkedPath) {
+  const int64_t n = (int64_t(1) << 21) + 17;
+  std::vector<float> x(n);
+  double ref = 0;
+  for (int64_t i = 0; i < n; ++i) ref += x[i] = float(1 + (i % 7) * 0.25);
+  char* out = deviceAlloc(4);
+  ReduceDesc d = matrix(put(x), 1, n, 1, out);
+  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Sum, d, {}, stream_), rt::Error::Success);
+  EXPECT_NEAR(get<float>(out, 1)[0], ref, ref * 1e-6);
+}
+
+TEST_F(ReduceTest, MaxTakesFirstNanThenFirstOfTies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{1, 3, 3, 0, /**/ 2, nan, 5, nan};
+  char* values = deviceAlloc(8);
+  char* idx = deviceAlloc(16);
+  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Max, matrix(put(x), 2, 4, 1, values, idx), {}, stream_),
+            rt::Error::Success);
+  auto v = get<float>(values, 2);
+  auto i = get<int64_t>(idx, 2);
+  EXPECT_EQ(v[0], 3);
+  EXPECT_EQ(i[0], 1);
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(i[1], 1);
+}
+
+TEST_F(ReduceTest, VarAndMeanWithCorrection) {
+  std::vector<float> x{1, 2, 3, 4, 10, 10, 10, 10};
+  char* var = deviceAlloc(8);
+  char* mean = deviceAlloc(8);
+  ReduceDesc d = matrix(put(x), 2, 4, 1, var, mean);
+  d.out_dtype[1] = DType::Float;
+  d.out_strides[1][0] = 4;
+  ReduceParams p;
+  p.correction = 1;
+  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Var, d, p, stream_), rt::Error::Success);
+  auto v = get<float>(var, 2), m = get<float>(mean, 2);
+  EXPECT_NEAR(v[0], 5.0 / 3.0, 1e-6);
+  EXPECT_EQ(v[1], 0);
+  EXPECT_NEAR(m[0], 2.5, 1e-6);
+  EXPECT_EQ(m[1], 10);
+}
+
+TEST_F(ReduceTest, CumsumOfIntsIntoInt64) {
+  std::vector<int32_t> x{1, 2, 3, 4, 5, 6};  // [2, 3], scanned along dim 0
+  char* out = deviceAlloc(6 * 8);
+  ScanDesc d;
+  d.in = put(x);
+  d.in_dtype = DType::Int32;
+  d.out = out;
+  d.out_dtype = DType::Int64;
+  d.outer = 1;
+  d.n = 2;
+  d.inner = 3;
+  ASSERT_EQ(hostReduceTable().cumsum(d, stream_), rt::Error::Success);
+  EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
+}
+
+TEST_F(ReduceTest, NllLossBadTargetFailsTheStream) {
+  std::vector<float> x(8, 0.5f);
+  std::vector<int64_t> t{0, 9};
+  NllLossDesc d;
+  d.input = put(x);
+  d.target = reinterpret_cast<const int64_t*>(put(t));
+  d.n = 2;
+  d.c = 4;
+  d.output = deviceAlloc(4);
+  d.total_weight = deviceAlloc(4);
+  ASSERT_EQ(hostReduceTable().nll_loss_forward(d, stream_), rt::Error::Success);
+  EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::LaunchFailure);
+}
+
+}  // namespace
+}  // namespace accel::kernels::testing

@@ -1,0 +1,240 @@
+"""Native matrix products (mm, bmm, addmm, baddbmm, addmv, dot and the composites matmul,
+linear, mv) against CPU: dtypes, transposed and non-contiguous operands, out= and in-place
+forms, broadcasting in matmul, and PyTorch's shape and dtype errors."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+TOL = {
+    torch.float32: dict(atol=1e-5, rtol=1e-5),
+    torch.float64: dict(atol=1e-12, rtol=1e-12),
+    torch.bfloat16: dict(atol=5e-2, rtol=2e-2),
+    torch.float16: dict(atol=5e-3, rtol=5e-3),
+}
+DTYPES = list(TOL)
+
+
+def dev(*ts):
+    return [t.to("accel") for t in ts]
+
+
+def check(got, expected, dtype):
+    assert got.device.type == "accel"
+    assert got.dtype == expected.dtype
+    # references are CPU products of the same (rounded) values in fp64, rounded to dtype
+    torch.testing.assert_close(got.cpu().double(), expected.double(), **TOL[dtype])
+
+
+LAYOUTS = ["contiguous", "transposed", "strided", "padded_ld"]
+
+
+def on_device(x, layout):
+    """x (a matrix) on the device with the given memory layout, built there by copy_."""
+    r, c = x.shape
+    if layout == "contiguous":
+        return x.to("accel")
+    if layout == "transposed":  # strides (1, rows): a BLAS operand with a transpose flag
+        y = torch.empty(c, r, dtype=x.dtype, device="accel").t()
+    elif layout == "strided":  # strides (2 * cols, 2): fits no BLAS layout, copied first
+        y = torch.zeros(r, 2 * c, dtype=x.dtype, device="accel")[:, ::2]
+    else:  # "padded_ld": strides (cols + 3, 1), a leading dimension larger than cols
+        y = torch.zeros(r, c + 3, dtype=x.dtype, device="accel")[:, :c]
+    y.copy_(x)
+    assert y.is_contiguous() == (layout == "contiguous")
+    return y
+
+
+def rand(*shape, dtype=torch.float32):
+    return torch.randn(*shape).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mm_all_layouts(dtype):
+    a, b = rand(7, 5, dtype=dtype), rand(5, 9, dtype=dtype)
+    ref = (a.double() @ b.double()).to(dtype)
+    for la in LAYOUTS:
+        for lb in LAYOUTS:
+            A, B = on_device(a, la), on_device(b, lb)
+            check(torch.mm(A, B), ref, dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bmm_and_baddbmm(dtype):
+    a, b, c = rand(4, 3, 6, dtype=dtype), rand(4, 6, 5, dtype=dtype), rand(4, 3, 5, dtype=dtype)
+    A, B, C = dev(a, b, c)
+    check(torch.bmm(A, B), torch.bmm(a.double(), b.double()).to(dtype), dtype)
+    At = torch.empty(4, 6, 3, dtype=dtype, device="accel").transpose(1, 2).copy_(a)
+    check(torch.bmm(At, B),
+          torch.bmm(a.double(), b.double()).to(dtype), dtype)
+    expected = torch.baddbmm(c.double(), a.double(), b.double(), beta=0.5, alpha=2).to(dtype)
+    check(torch.baddbmm(C, A, B, beta=0.5, alpha=2), expected, dtype)
+    # self broadcast from (3, 5)
+    check(torch.baddbmm(C[0], A, B), torch.baddbmm(c[0].double(), a.double(), b.double()).to(dtype),
+          dtype)
+    C2 = C.clone()
+    C2.baddbmm_(A, B, beta=0.5, alpha=2)
+    check(C2, expected, dtype)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.bmm(A, B, out=out)
+    check(out, torch.bmm(a.double(), b.double()).to(dtype), dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_batch_broadcast_operand_and_transposed_out():
+    a, b = torch.randn(1, 3, 4), torch.randn(5, 4, 2)
+    A = a.to("accel").expand(5, 3, 4)  # batch stride 0
+    torch.testing.assert_close(torch.bmm(A, b.to("accel")).cpu(), torch.bmm(a.expand(5, 3, 4), b))
+    # an out= tensor in column-major layout is written in place, without a copy
+    out = torch.empty(5, 2, 3, device="accel").transpose(1, 2)
+    ptr = out.data_ptr()
+    torch.bmm(A, b.to("accel"), out=out)
+    assert out.data_ptr() == ptr and out.stride() == (6, 1, 3)
+    torch.testing.assert_close(out.cpu(), torch.bmm(a.expand(5, 3, 4), b))
+    # an out= tensor with no BLAS layout still gets the right values
+    out = torch.zeros(5, 3, 4, device="accel")[:, :, ::2]
+    torch.bmm(A, b.to("accel"), out=out)
+    torch.testing.assert_close(out.cpu(), torch.bmm(a.expand(5, 3, 4), b))
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_addmm_forms(dtype):
+    s, a, b = rand(6, dtype=dtype), rand(3, 4, dtype=dtype), rand(4, 6, dtype=dtype)
+    S, A, B = dev(s, a, b)
+    ref = lambda beta, alpha: torch.addmm(s.double(), a.double(), b.double(), beta=beta,
+                                          alpha=alpha).to(dtype)
+    check(torch.addmm(S, A, B), ref(1, 1), dtype)
+    check(torch.addmm(S, A, on_device(b, "transposed"), beta=-1.5, alpha=0.25), ref(-1.5, 0.25), dtype)
+    out = torch.empty(3, 6, dtype=dtype, device="accel")
+    torch.addmm(S, A, B, beta=2, alpha=3, out=out)
+    check(out, ref(2, 3), dtype)
+    full = torch.addmm(S, A, B)  # 3 x 6
+    full.addmm_(A, B, beta=0.5)
+    check(full, (ref(1, 1).double() * 0.5 + (a.double() @ b.double())).to(dtype), dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_beta_zero_ignores_nan_self():
+    s = torch.full((3, 2), float("nan"))
+    a, b = torch.randn(3, 4), torch.randn(4, 2)
+    got = torch.addmm(s.to("accel"), a.to("accel"), b.to("accel"), beta=0)
+    torch.testing.assert_close(got.cpu(), a @ b)
+    assert not got.cpu().isnan().any()
+
+
+def test_empty_and_k_zero():
+    a, b = torch.randn(3, 0), torch.randn(0, 4)
+    torch.testing.assert_close(torch.mm(*dev(a, b)).cpu(), torch.zeros(3, 4))
+    s = torch.randn(3, 4)
+    torch.testing.assert_close(torch.addmm(*dev(s, a, b), beta=2).cpu(), 2 * s)
+    assert torch.mm(*dev(torch.randn(0, 3), torch.randn(3, 4))).shape == (0, 4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_addmv_mv_dot(dtype):
+    m, v, y = rand(5, 7, dtype=dtype), rand(7, dtype=dtype), rand(5, dtype=dtype)
+    M, V, Y = dev(m, v, y)
+    check(torch.mv(M, V), (m.double() @ v.double()).to(dtype), dtype)
+    check(torch.mv(on_device(m, "transposed"), V), (m.double() @ v.double()).to(dtype), dtype)
+    v2 = rand(14, dtype=dtype)
+    check(torch.mv(M, v2.to("accel")[::2]), (m.double() @ v2[::2].double()).to(dtype), dtype)
+    check(torch.addmv(Y, M, V, beta=0.5, alpha=2),
+          torch.addmv(y.double(), m.double(), v.double(), beta=0.5, alpha=2).to(dtype), dtype)
+    Y2 = Y.clone()
+    Y2.addmv_(M, V)
+    check(Y2, torch.addmv(y.double(), m.double(), v.double()).to(dtype), dtype)
+    strided_out = torch.zeros(10, dtype=dtype, device="accel")[::2]
+    torch.addmv(Y, M, V, out=strided_out)
+    check(strided_out, torch.addmv(y.double(), m.double(), v.double()).to(dtype), dtype)
+    check(torch.dot(V, V), (v.double() @ v.double()).to(dtype), dtype)
+    check(torch.dot(v2.to("accel")[::2], V), (v2[::2].double() @ v.double()).to(dtype), dtype)
+    check(torch.vdot(V, V), (v.double() @ v.double()).to(dtype), dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("shapes", [
+    ((3,), (3,)), ((4, 3), (3,)), ((3,), (3, 5)), ((2, 4, 3), (3, 5)), ((4, 3), (2, 3, 5)),
+    ((2, 1, 4, 3), (5, 3, 6)), ((3, 2, 4), (3, 4, 2)), ((6, 3), (2, 3, 5)),
+])
+def test_matmul_broadcasting(shapes):
+    a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
+    got = torch.matmul(*dev(a, b))
+    torch.testing.assert_close(got.cpu(), torch.matmul(a, b), atol=1e-5, rtol=1e-5)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(5, 8), (2, 5, 8), (8,)])
+def test_linear(dtype, bias, shape):
+    x, w = rand(*shape, dtype=dtype), rand(6, 8, dtype=dtype)
+    b = rand(6, dtype=dtype) if bias else None
+    expected = F.linear(x.double(), w.double(), None if b is None else b.double()).to(dtype)
+    got = F.linear(x.to("accel"), w.to("accel"), None if b is None else b.to("accel"))
+    check(got, expected, dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_linear_backward():
+    x, w, b = torch.randn(4, 3, 8, requires_grad=True), torch.randn(6, 8, requires_grad=True), \
+        torch.randn(6, requires_grad=True)
+    xa, wa, ba = [t.detach().to("accel").requires_grad_() for t in (x, w, b)]
+    F.linear(x, w, b).square().sum().backward()
+    # square/sum may fall back; the matrix products of the backward are what is checked
+    F.linear(xa, wa, ba).square().sum().backward()
+    for cpu, acc in [(x, xa), (w, wa), (b, ba)]:
+        torch.testing.assert_close(acc.grad.cpu(), cpu.grad, atol=1e-4, rtol=1e-4)
+    counts = torch_accel.fallback_counts()
+    assert not any(k in counts for k in ("aten::mm", "aten::bmm", "aten::addmm", "aten::mv"))
+
+
+def test_shape_and_dtype_errors_match_cpu():
+    def err(fn, *args, **kw):
+        with pytest.raises(RuntimeError) as e:
+            fn(*args, **kw)
+        return str(e.value)
+
+    cases = [
+        (torch.mm, (torch.randn(2, 3), torch.randn(4, 5))),
+        (torch.mm, (torch.randn(2, 3), torch.randn(3, 5, dtype=torch.float64))),
+        (torch.mm, (torch.randn(2, 3, 1), torch.randn(3, 5))),
+        (torch.bmm, (torch.randn(2, 2, 3), torch.randn(3, 3, 5))),
+        (torch.bmm, (torch.randn(2, 2, 3), torch.randn(2, 4, 5))),
+        (torch.addmm, (torch.randn(7), torch.randn(2, 3), torch.randn(3, 5))),
+        (torch.addmv, (torch.randn(2), torch.randn(2, 3), torch.randn(4))),
+        (torch.dot, (torch.randn(3), torch.randn(4))),
+        (torch.dot, (torch.randn(3), torch.randn(3, dtype=torch.float64))),
+        (torch.matmul, (torch.randn(2, 3), torch.randn(4, 5))),
+        (F.linear, (torch.randn(2, 3), torch.randn(5, 4))),
+    ]
+    for fn, args in cases:
+        assert err(fn, *dev(*args)) == err(fn, *args), fn
+    with pytest.raises(RuntimeError) as e:
+        torch.mm(*dev(torch.randn(2, 3), torch.randn(3, 4)), out=torch.empty(2, 4, dtype=torch.float64,
+                                                                             device="accel"))
+    assert "dtype" in str(e.value)
+
+
+def test_integer_dtype_goes_to_counted_fallback():
+    a = torch.randint(-5, 5, (3, 4))
+    b = torch.randint(-5, 5, (4, 2))
+    torch.testing.assert_close(torch.mm(*dev(a, b)).cpu(), a @ b)
+    assert torch_accel.fallback_counts().get("aten::mm", 0) >= 1
+
+
+def test_async_on_stream_ordering():
+    # a chain of dependent products on a side stream, read back after synchronising
+    a = torch.randn(64, 64) / 8
+    s = torch.accel.Stream()
+    with torch.accel.stream(s):
+        x = a.to("accel")
+        for _ in range(5):
+            x = x @ x.t()
+    s.synchronize()
+    ref = a
+    for _ in range(5):
+        ref = ref @ ref.t()
+    torch.testing.assert_close(x.cpu(), ref, atol=1e-3, rtol=1e-4)

@@ -1,0 +1,173 @@
+"""Native random ops on the Philox generator: determinism under torch.accel.manual_seed,
+get/set_rng_state, the exact Philox4x32-10 stream, distribution sanity, dropout's mask, and
+the fallback's random ops following the same generator."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+M32 = 0xFFFFFFFF
+
+
+def philox(seed, counter):
+    """Philox4x32-10 as the kernels compute it, for the reference stream."""
+    c = [counter & M32, (counter >> 32) & M32, 0, 0]
+    k0, k1 = seed & M32, (seed >> 32) & M32
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & M32, (p0 >> 32) ^ c[3] ^ k1, p0 & M32]
+        k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+    return c
+
+
+def test_uniform_is_the_documented_philox_stream():
+    torch.accel.manual_seed(42)
+    got = torch.rand(10, device="accel").cpu()
+    expected = [(philox(42, i // 4)[i % 4] >> 8) / 2**24 for i in range(10)]
+    assert got.tolist() == pytest.approx(expected, abs=0)
+    # the next launch starts past the reserved counters (3 groups, rounded up to 4)
+    assert torch.accel.default_generators[0].get_offset() == 4
+    nxt = torch.rand(1, device="accel").cpu().item()
+    assert nxt == (philox(42, 4)[0] >> 8) / 2**24
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(1000, device="accel"),
+    lambda: torch.rand(7, 3, device="accel", dtype=torch.float64),
+    lambda: torch.randint(0, 100, (50,), device="accel"),
+    lambda: torch.bernoulli(torch.full((64,), 0.5, device="accel")),
+    lambda: torch.empty(33, device="accel", dtype=torch.bfloat16).uniform_(-2, 3),
+])
+def test_determinism_under_manual_seed(make):
+    torch.accel.manual_seed(1234)
+    a, b = make().cpu(), make().cpu()
+    torch.accel.manual_seed(1234)
+    assert torch.equal(make().cpu(), a)
+    assert torch.equal(make().cpu(), b)
+    assert not torch.equal(a, b) or a.numel() == 0
+    # The CPU generator's state plays no part.
+    torch.manual_seed(5)
+    torch.accel.manual_seed(1234)
+    assert torch.equal(make().cpu(), a)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_layout_does_not_change_the_numbers():
+    torch.accel.manual_seed(3)
+    a = torch.empty(4, 6, device="accel").normal_()
+    torch.accel.manual_seed(3)
+    b = torch.empty(6, 4, device="accel").t().normal_()
+    assert torch.equal(a.cpu(), b.cpu())
+
+
+def test_rng_state_round_trip_and_generators():
+    torch.accel.manual_seed(9)
+    torch.randn(10, device="accel")
+    state = torch.accel.get_rng_state()
+    assert state.dtype == torch.uint8 and state.shape == (16,)
+    a = torch.randn(100, device="accel").cpu()
+    torch.accel.set_rng_state(state)
+    assert torch.equal(torch.randn(100, device="accel").cpu(), a)
+    with pytest.raises(RuntimeError, match="wrong size"):
+        torch.accel.set_rng_state(torch.zeros(5, dtype=torch.uint8))
+    g = torch.Generator(device="accel").manual_seed(7)
+    x = torch.empty(10, device="accel").uniform_(generator=g).cpu()
+    g2 = torch.Generator(device="accel")
+    g2.set_state(g.get_state())
+    g.manual_seed(7)
+    assert torch.equal(torch.empty(10, device="accel").uniform_(generator=g).cpu(), x)
+    assert torch.equal(torch.empty(10, device="accel").uniform_(generator=g2).cpu(),
+                       torch.empty(10, device="accel").uniform_(generator=g).cpu())
+    assert g.initial_seed() == 7
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_normal_and_uniform_distributions(dtype):
+    torch.accel.manual_seed(0)
+    n = torch.empty(1_000_000, device="accel", dtype=dtype).normal_(2.0, 3.0).cpu().double()
+    assert abs(n.mean().item() - 2.0) < 0.02
+    assert abs(n.std().item() - 3.0) < 0.02
+    # tails of a normal: about 4.55% beyond 2 sigma
+    assert abs(((n - 2).abs() > 6).double().mean().item() - 0.0455) < 0.003
+    u = torch.empty(1_000_000, device="accel", dtype=dtype).uniform_(-1, 5).cpu().double()
+    assert u.min().item() >= -1 and u.max().item() <= 5
+    assert abs(u.mean().item() - 2.0) < 0.01
+    assert abs(u.var().item() - 3.0) < 0.02  # (b - a)^2 / 12
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_bernoulli_rates():
+    torch.accel.manual_seed(1)
+    b = torch.empty(200_000, device="accel").bernoulli_(0.3).cpu()
+    assert set(b.unique().tolist()) <= {0.0, 1.0}
+    assert abs(b.mean().item() - 0.3) < 0.005
+    p = torch.tensor([0.0, 0.1, 0.9, 1.0], device="accel").expand(50_000, 4)
+    draws = torch.bernoulli(p).cpu()
+    torch.testing.assert_close(draws.mean(0), torch.tensor([0.0, 0.1, 0.9, 1.0]), atol=5e-3,
+                               rtol=0)
+    assert torch.empty(10, device="accel", dtype=torch.bool).bernoulli_(0.5).dtype == torch.bool
+    with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in"):
+        torch.empty(3, device="accel").bernoulli_(1.5)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_random_ranges():
+    torch.accel.manual_seed(2)
+    r = torch.randint(-3, 4, (100_000,), device="accel").cpu()
+    assert r.min().item() == -3 and r.max().item() == 3
+    counts = torch.bincount(r + 3).double() / r.numel()
+    torch.testing.assert_close(counts, torch.full((7,), 1 / 7, dtype=torch.float64), atol=5e-3,
+                               rtol=0)
+    big = torch.randint(0, 2**40, (10_000,), device="accel").cpu()
+    assert big.max().item() > 2**39 and big.min().item() >= 0
+    f = torch.empty(10_000, device="accel").random_(0, 10).cpu()
+    assert f.min().item() == 0 and f.max().item() == 9 and (f == f.round()).all()
+    u8 = torch.empty(10_000, device="accel", dtype=torch.uint8).random_().cpu()
+    assert u8.max().item() == 255
+    h = torch.empty(10_000, device="accel", dtype=torch.float16).random_().cpu()
+    assert h.max().item() <= 2**11 and h.min().item() >= 0
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+        torch.empty(3, device="accel").random_(5, 5)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_dropout_scaling_and_mask(dtype):
+    torch.accel.manual_seed(4)
+    x = torch.randn(400, 500, dtype=dtype)
+    xa = x.to("accel").requires_grad_()
+    out, mask = torch.ops.aten.native_dropout(xa.detach(), 0.2, True)
+    out, mask = out.cpu(), mask.cpu()
+    assert mask.dtype == torch.bool
+    assert abs(mask.float().mean().item() - 0.8) < 0.005
+    torch.testing.assert_close(out, torch.where(mask, x.float() / 0.8, 0.0).to(dtype))
+    # autograd: F.dropout's backward uses the forward's mask and scale
+    y = F.dropout(xa, 0.2)
+    g = torch.randn(400, 500, dtype=dtype)
+    y.backward(g.to("accel"))
+    kept = y.detach().cpu() != 0
+    torch.testing.assert_close(xa.grad.cpu(), torch.where(kept, g.float() / 0.8, 0.0).to(dtype))
+    # eval mode is the identity
+    torch.testing.assert_close(F.dropout(xa, 0.2, training=False).detach().cpu(), x)
+    assert "aten::native_dropout" not in torch_accel.fallback_counts()
+    assert "aten::native_dropout_backward" not in torch_accel.fallback_counts()
+
+
+def test_fallback_random_ops_follow_the_generator():
+    # randperm and exponential_ have no native kernel: the fallback draws from a CPU
+    # generator derived from the accel generator's (seed, offset).
+    torch.accel.manual_seed(11)
+    p = torch.randperm(50, device="accel").cpu()
+    e = torch.empty(20, device="accel").exponential_().cpu()
+    torch.accel.manual_seed(11)
+    assert torch.equal(torch.randperm(50, device="accel").cpu(), p)
+    assert torch.equal(torch.empty(20, device="accel").exponential_().cpu(), e)
+    assert sorted(p.tolist()) == list(range(50))
+    # each fallback call advances the generator, so repeated calls differ
+    assert not torch.equal(torch.randperm(50, device="accel").cpu(), p)
+    assert torch_accel.fallback_counts().get("aten::randperm.generator_out", 0) + \
+        torch_accel.fallback_counts().get("aten::randperm", 0) >= 1

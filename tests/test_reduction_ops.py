@@ -1,0 +1,308 @@
+"""Native reductions, softmax, layer norm, cumsum and nll_loss against CPU PyTorch."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+from conftest import run_python
+
+FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
+TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-10),
+       torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
+
+MY_OPS = ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
+          "linalg_vector_norm", "_foreach_norm", "cumsum", "softmax", "log_softmax",
+          "layer_norm", "nll_loss")
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+def assert_native():
+    """None of this file's ops went through the CPU fallback."""
+    bad = {k: v for k, v in torch_accel.fallback_counts().items() if any(o in k for o in MY_OPS)}
+    assert bad == {}
+
+
+def close(got, expected, dtype=None):
+    atol, rtol = TOL.get(dtype or expected.dtype, (0, 0))
+    assert got.device.type == "accel"
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    torch.testing.assert_close(got.cpu(), expected, atol=atol, rtol=rtol, equal_nan=True)
+
+
+def inputs(dtype, shape=(6, 5, 7)):
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(-5, 6, shape).to(dtype)
+
+
+DIMS = [None, 0, -1, (0, 2), (1,), (-1, -3)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32, torch.bool])
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum(dtype, dim, keepdim):
+    x = inputs(dtype)
+    kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+    close(torch.sum(x.to("accel"), **kw), torch.sum(x, **kw), dtype)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_mean_var_std(dtype, dim, keepdim):
+    x = inputs(dtype)
+    a = x.to("accel")
+    kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+    close(torch.mean(a, **kw), torch.mean(x, **kw))
+    for corr in (0, 1):
+        close(torch.var(a, correction=corr, **kw), torch.var(x, correction=corr, **kw))
+        close(torch.std(a, correction=corr, **kw), torch.std(x, correction=corr, **kw))
+        for got, exp in zip(torch.var_mean(a, correction=corr, **kw), torch.var_mean(x, correction=corr, **kw)):
+            close(got, exp)
+        for got, exp in zip(torch.std_mean(a, correction=corr, **kw), torch.std_mean(x, correction=corr, **kw)):
+            close(got, exp)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32, torch.uint8, torch.bool])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_min_arg(dtype, keepdim):
+    x = inputs(dtype)
+    a = x.to("accel")
+    for fn in (torch.max, torch.min):
+        close(fn(a), fn(x))
+        for dim in (0, 1, -1):
+            gv, gi = fn(a, dim=dim, keepdim=keepdim)
+            ev, ei = fn(x, dim=dim, keepdim=keepdim)
+            close(gv, ev)
+            close(gi, ei)
+    for fn in (torch.amax, torch.amin):
+        for dim in ((0, 2), -1, ()):
+            close(fn(a, dim=dim, keepdim=keepdim), fn(x, dim=dim, keepdim=keepdim))
+    for fn in (torch.argmax, torch.argmin):
+        if dtype == torch.bool:
+            with pytest.raises(RuntimeError, match="does not support bool input"):
+                fn(a)
+            continue
+        close(fn(a), fn(x))
+        close(fn(a, dim=1, keepdim=keepdim), fn(x, dim=1, keepdim=keepdim))
+    assert_native()
+
+
+def test_argmax_ties_and_nan_match_cpu():
+    x = torch.tensor([[1.0, 3.0, 3.0, 0.0], [float("nan"), 2.0, float("nan"), 5.0]])
+    a = x.to("accel")
+    close(torch.argmax(a, dim=1), torch.argmax(x, dim=1))
+    close(torch.argmin(a, dim=1), torch.argmin(x, dim=1))
+    close(torch.max(a, dim=1).values, torch.max(x, dim=1).values)
+    close(torch.amax(a), torch.amax(x))
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
+def test_prod(dtype):
+    x = (torch.rand(4, 6) + 0.5).to(dtype) if dtype.is_floating_point else torch.randint(1, 3, (4, 6)).to(dtype)
+    a = x.to("accel")
+    close(torch.prod(a), torch.prod(x), dtype)
+    close(torch.prod(a, 1, keepdim=True), torch.prod(x, 1, keepdim=True), dtype)
+    assert_native()
+
+
+def test_non_contiguous_and_dtype_argument():
+    x = torch.randn(8, 9, 10)
+    a = x.to("accel")
+    xt, at_ = x.transpose(0, 2)[:, 1:7], a.transpose(0, 2)[:, 1:7]
+    close(at_.sum(dim=(0, 1)), xt.sum(dim=(0, 1)))
+    close(at_.amax(dim=1), xt.amax(dim=1))
+    close(torch.argmax(at_), torch.argmax(xt))
+    close(at_.var(dim=0), xt.var(dim=0))
+    b = x.to(torch.bfloat16)
+    close(b.to("accel").sum(dim=1, dtype=torch.float32), b.sum(dim=1, dtype=torch.float32))
+    i = torch.randint(0, 9, (5, 4), dtype=torch.int32)
+    close(i.to("accel").sum(dim=0, dtype=torch.float64), i.sum(dim=0, dtype=torch.float64))
+    close(i.to("accel").mean(dtype=torch.float32), i.mean(dtype=torch.float32))
+    out = torch.empty(0, device="accel")
+    torch.sum(a, dim=[1], out=out)
+    close(out, x.sum(dim=[1]))
+    torch.mean(a, dim=(0,), keepdim=True, out=out)
+    close(out, x.mean(dim=(0,), keepdim=True))
+    assert_native()
+
+
+def test_large_sums_stay_close_to_cpu():
+    x = torch.randn(3_000_000) + 1
+    torch.testing.assert_close(x.to("accel").sum().cpu(), x.sum(), rtol=1e-5, atol=1e-2)
+    torch.testing.assert_close(x.to("accel").mean().cpu(), x.mean(), rtol=1e-5, atol=1e-6)
+    y = torch.randn(4, 200_000)
+    torch.testing.assert_close(y.to("accel").sum(1).cpu(), y.sum(1), rtol=1e-5, atol=1e-2)
+    assert_native()
+
+
+def test_empty_reductions():
+    x = torch.randn(3, 0, 4)
+    a = x.to("accel")
+    close(a.sum(1), x.sum(1))
+    close(a.prod(1), x.prod(1))
+    close(a.mean(1), x.mean(1))
+    close(a.sum(), x.sum())
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        a.amax(1)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        a.max()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("ord", [2, 1, float("inf"), float("-inf"), 0, 3.5])
+def test_vector_norm(dtype, ord):
+    x = inputs(dtype)
+    a = x.to("accel")
+    close(torch.linalg.vector_norm(a, ord), torch.linalg.vector_norm(x, ord))
+    close(torch.linalg.vector_norm(a, ord, dim=(0, 2), keepdim=True),
+          torch.linalg.vector_norm(x, ord, dim=(0, 2), keepdim=True))
+    close(torch.norm(a, p=ord if ord != 0 else 2), torch.norm(x, p=ord if ord != 0 else 2))
+    assert_native()
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+def test_clip_grad_norm(foreach):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Linear(16, 4))
+    dev_model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Linear(16, 4))
+    dev_model.load_state_dict(model.state_dict())
+    dev_model.to("accel")
+    for p, q in zip(model.parameters(), dev_model.parameters()):
+        p.grad = torch.randn_like(p) * 3
+        q.grad = p.grad.to("accel")
+    expected = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=foreach)
+    got = torch.nn.utils.clip_grad_norm_(dev_model.parameters(), 1.0, foreach=foreach)
+    torch.testing.assert_close(got.cpu(), expected, rtol=1e-5, atol=1e-5)
+    for p, q in zip(model.parameters(), dev_model.parameters()):
+        torch.testing.assert_close(q.grad.cpu(), p.grad, rtol=1e-5, atol=1e-6)
+    norms = torch._foreach_norm([q.grad for q in dev_model.parameters()], 2)
+    for n, p in zip(norms, model.parameters()):
+        torch.testing.assert_close(n.cpu(), torch.linalg.vector_norm(p.grad), rtol=1e-5, atol=1e-6)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum(dtype, dim):
+    x = inputs(dtype, (5, 6, 7))
+    a = x.to("accel")
+    close(torch.cumsum(a, dim), torch.cumsum(x, dim), dtype)
+    if dtype == torch.float32:
+        b = a.clone()
+        b.cumsum_(dim)
+        close(b, x.cumsum(dim))
+        out = torch.empty(0, dtype=torch.float64, device="accel")
+        torch.cumsum(a, dim, out=out)
+        close(out, torch.cumsum(x, dim, dtype=torch.float64))
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_forward_backward(dtype, dim, log):
+    fn = F.log_softmax if log else F.softmax
+    x = (torch.randn(4, 33, 9) * 3).to(dtype)
+    xa = x.to("accel").requires_grad_()
+    xc = x.clone().requires_grad_()
+    ya, yc = fn(xa, dim=dim), fn(xc, dim=dim)
+    close(ya.detach(), yc.detach())
+    g = torch.randn_like(yc)
+    ya.backward(g.to("accel"))
+    yc.backward(g)
+    close(xa.grad, xc.grad)
+    assert_native()
+
+
+def test_softmax_transposed_and_long_rows():
+    x = torch.randn(64, 5000)
+    close(torch.softmax(x.to("accel").t(), 0), torch.softmax(x.t(), 0))
+    close(torch.log_softmax(x.to("accel"), -1), torch.log_softmax(x, -1))
+    y = torch.randn(3, 40)
+    y[1, 7] = float("nan")
+    y[2, :] = float("-inf")
+    y[0, 3] = float("-inf")
+    for dtype in (torch.float32, torch.bfloat16):
+        for fn in (torch.softmax, torch.log_softmax):
+            close(fn(y.to(dtype).to("accel"), -1), fn(y.to(dtype), -1))
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("affine", [(True, True), (True, False), (False, False)])
+def test_layer_norm_forward_backward(dtype, affine):
+    x = torch.randn(3, 5, 16).to(dtype)
+    shape = (16,) if dtype != torch.float64 else (5, 16)
+    w = torch.randn(shape).to(dtype) if affine[0] else None
+    b = torch.randn(shape).to(dtype) if affine[1] else None
+    leaves_c = [t.clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    leaves_a = [t.to("accel").requires_grad_() if t is not None else None for t in (x, w, b)]
+    yc = F.layer_norm(leaves_c[0], shape, leaves_c[1], leaves_c[2], eps=1e-5)
+    ya = F.layer_norm(leaves_a[0], shape, leaves_a[1], leaves_a[2], eps=1e-5)
+    close(ya.detach(), yc.detach())
+    g = torch.randn_like(yc)
+    yc.backward(g)
+    ya.backward(g.to("accel"))
+    for la, lc in zip(leaves_a, leaves_c):
+        if lc is not None:
+            # weight/bias grads sum over rows in half precision inputs
+            atol = {torch.bfloat16: 5e-2, torch.float16: 1e-2}.get(dtype)
+            if atol:
+                torch.testing.assert_close(la.grad.cpu(), lc.grad, atol=atol, rtol=5e-2)
+            else:
+                close(la.grad, lc.grad)
+    # mean / rstd: shapes and values as on CPU.
+    for got, exp in zip(torch.native_layer_norm(x.to("accel"), shape, None, None, 1e-5)[1:],
+                        torch.native_layer_norm(x, shape, None, None, 1e-5)[1:]):
+        close(got, exp)
+    assert_native()
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_and_cross_entropy(reduction, weighted):
+    x = torch.randn(10, 7)
+    t = torch.randint(0, 7, (10,))
+    t[3] = -100
+    t[6] = 2
+    w = torch.rand(7) + 0.1 if weighted else None
+    xa = x.to("accel").requires_grad_()
+    xc = x.clone().requires_grad_()
+    la = F.cross_entropy(xa, t.to("accel"), weight=None if w is None else w.to("accel"), reduction=reduction)
+    lc = F.cross_entropy(xc, t, weight=w, reduction=reduction)
+    close(la.detach(), lc.detach())
+    g = torch.randn_like(lc)
+    la.backward(g.to("accel"))
+    lc.backward(g)
+    close(xa.grad, xc.grad)
+    # 1-D input, ignore_index of a real class
+    x1 = torch.randn(7)
+    close(F.nll_loss(x1.to("accel"), torch.tensor(3, device="accel"), ignore_index=1, reduction=reduction),
+          F.nll_loss(x1, torch.tensor(3), ignore_index=1, reduction=reduction))
+    assert_native()
+
+
+def test_nll_loss_target_out_of_bounds():
+    # The failure is a sticky device error (as with CUDA's device-side assert), so it runs in a
+    # fresh interpreter.
+    r = run_python(
+        "import torch, torch_accel\n"
+        "import torch.nn.functional as F\n"
+        "x = torch.randn(4, 5, device='accel')\n"
+        "t = torch.tensor([0, 1, 7, 2], device='accel')\n"
+        "try:\n"
+        "    F.nll_loss(x, t).cpu()\n"
+        "except RuntimeError as e:\n"
+        "    print('raised:', e)\n")
+    assert "Target 7 is out of bounds." in r.stdout, r.stdout + r.stderr
