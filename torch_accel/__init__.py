@@ -35,6 +35,21 @@ def _register():
 _register()
 
 
+def _install_compile_hook():
+    # torch.compile support registers itself lazily, when Dynamo/Inductor load (_inductor/).
+    try:
+        from . import _inductor
+
+        _inductor.install()
+    except Exception as e:  # never let compile support break the import
+        import warnings
+
+        warnings.warn(f"torch_accel: torch.compile support disabled: {type(e).__name__}: {e}")
+
+
+_install_compile_hook()
+
+
 def driver() -> str:
     """The driver behind the accel devices: ``"host"`` or ``"cuda"``."""
     return _C._driver_name()

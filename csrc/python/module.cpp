@@ -77,6 +77,9 @@ py::dict fallbackStatsDict() {
 }
 
 }  // namespace
+
+void registerInductorSupport(py::module& m);  // inductor_support.cpp
+
 }  // namespace accel
 
 PYBIND11_MODULE(_C, m) {
@@ -155,4 +158,6 @@ PYBIND11_MODULE(_C, m) {
     }
     return "warn";
   });
+
+  registerInductorSupport(m);
 }

@@ -1,0 +1,219 @@
+"""torch.compile on accel (Inductor's C++ kernels on the host driver): fusion, stream order,
+training, dynamic shapes, fallback ops. Every test starts with Dynamo reset and the FX graph
+cache off, so each one really compiles."""
+import warnings
+
+import pytest
+import torch
+import torch._dynamo
+import torch._inductor.config as inductor_config
+from torch._dynamo.utils import counters
+from torch._inductor import metrics
+from torch._inductor.utils import run_and_get_code
+
+import torch_accel
+from conftest import run_python
+
+host_only = pytest.mark.skipif(torch_accel.driver() != "host",
+                               reason="covers the host driver's C++ kernels")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compile():
+    torch._dynamo.reset()
+    counters.clear()
+    metrics.reset()
+    with inductor_config.patch(fx_graph_cache=False), \
+            torch._dynamo.config.patch(suppress_errors=False):
+        yield
+    torch._dynamo.reset()
+
+
+def _aten_ops_run(fn, *args):
+    """The aten ops dispatched while fn runs (the profiler sees every dispatch; Dynamo runs
+    compiled code under it, unlike under a TorchDispatchMode)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        out = fn(*args)
+    return out, {e.name for e in prof.events() if e.name.startswith("aten::")}
+
+
+def _chain(x, y):
+    return (x * 2 + 1).sin() * y - x
+
+
+def test_hook_registered():
+    from torch._inductor.codegen.common import init_backend_registration
+
+    init_backend_registration()  # registration is lazy: it happens when Inductor starts
+    assert torch_accel._inductor.status() == {"dynamo": "ok", "inductor": "ok"}
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    iface = get_interface_for_device("accel")
+    assert iface.device_count() == torch.accel.device_count()
+    assert iface.current_device() == 0
+    assert isinstance(iface.current_stream(), torch.Stream)
+    assert isinstance(iface.get_raw_stream(0), int) and iface.get_raw_stream(0) != 0
+    assert iface.Worker.get_device_properties("accel:0").multi_processor_count >= 1
+
+
+@host_only
+def test_pointwise_chain_is_one_fused_kernel():
+    x, y = torch.randn(257, 33), torch.randn(257, 33)
+    xa, ya = x.to("accel"), y.to("accel")
+    compiled = torch.compile(_chain)
+    out, code = run_and_get_code(compiled, xa, ya)
+    assert metrics.generated_kernel_count == 1
+    assert "cpp_fused_" in code[0] and "_accel_call_kernel(0, cpp_fused_" in code[0]
+    torch.testing.assert_close(out.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
+    assert torch_accel.fallback_counts() == {}
+    # At run time the compiled graph launches no aten op (the eager sin/mul/add/sub kernels
+    # are not used: the fused C++ kernel computes them) and nothing falls back.
+    fused = {"aten::sin", "aten::mul", "aten::add", "aten::sub"}
+    out2, ops = _aten_ops_run(compiled, xa, ya)
+    assert not fused & ops, ops
+    torch.testing.assert_close(out2.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
+    assert torch_accel.fallback_counts() == {}
+    _, eager_ops = _aten_ops_run(_chain, xa, ya)
+    assert fused <= eager_ops  # the check above could have seen them
+
+
+@host_only
+def test_kernel_waits_for_earlier_work_on_the_stream():
+    # x * 3 and the additions are native asynchronous launches on the current stream; the
+    # compiled kernel must see their results, also on a side stream.
+    compiled = torch.compile(_chain)
+    x, y = torch.randn(1 << 20), torch.randn(1 << 20)
+    for stream in [None, torch.accel.Stream()]:
+        with torch.accel.stream(stream):
+            xa, ya = x.to("accel"), y.to("accel")
+            for _ in range(3):
+                xa = xa * 3
+                ya = ya + 1
+            out = compiled(xa, ya)
+        torch.testing.assert_close(out.cpu(), _chain(x * 27, y + 3), rtol=1e-4, atol=1e-4)
+
+
+@host_only
+def test_protect_mode_kernels_do_not_fault():
+    r = run_python(
+        "import torch, torch_accel, torch._inductor.config as c\n"
+        "c.fx_graph_cache = False\n"
+        "f = torch.compile(lambda x: (x * 2 + 1).sin() * x)\n"
+        "x = torch.randn(1000)\n"
+        "torch.testing.assert_close(f(x.to('accel')).cpu(), (x * 2 + 1).sin() * x)\n"
+        "print('ok')\n",
+        env={"TORCH_ACCEL_PROTECT": "1"}, timeout=170)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@host_only
+def test_mlp_trains_like_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+    ref.load_state_dict(model.state_dict())
+    model.to("accel")
+    compiled = torch.compile(model)
+    x, target = torch.randn(5, 8), torch.randn(5, 4)
+    for _ in range(2):  # the second step runs with the first step's updated weights
+        loss = torch.nn.functional.mse_loss(compiled(x.to("accel")), target.to("accel"))
+        loss.backward()
+        ref_loss = torch.nn.functional.mse_loss(ref(x), target)
+        ref_loss.backward()
+        torch.testing.assert_close(loss.cpu(), ref_loss, rtol=1e-5, atol=1e-5)
+        with torch.no_grad():
+            for p, q in zip(model.parameters(), ref.parameters()):
+                torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-5)
+                p -= 0.1 * p.grad
+                q -= 0.1 * q.grad
+                p.grad = None
+                q.grad = None
+    # forward and backward were both compiled to C++ kernels
+    assert metrics.generated_kernel_count >= 2
+
+
+@host_only
+def test_dynamic_batch_size_compiles_once():
+    def f(x, w):
+        return torch.relu(x @ w) * 0.5 + x.sum(dim=1, keepdim=True)
+
+    compiled = torch.compile(f)
+    w = torch.randn(6, 6)
+    for batch in [4, 7, 11]:
+        x = torch.randn(batch, 6)
+        out = compiled(x.to("accel"), w.to("accel"))
+        torch.testing.assert_close(out.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
+    # one static graph (batch 4), then one dynamic graph serves both 7 and 11; no graph
+    # breaks, no frame left to eager
+    assert counters["stats"]["unique_graphs"] == 2, dict(counters["stats"])
+    assert not counters["graph_break"], dict(counters["graph_break"])
+    assert counters["frames"]["ok"] == counters["frames"]["total"]
+
+
+@host_only
+def test_op_without_lowering_or_kernel_falls_back_with_warning(capfd):
+    # histc has no Inductor lowering (it stays an aten call in the graph) and no native accel
+    # kernel: it runs through the counted CPU fallback, between fused kernels.
+    def f(x):
+        return torch.histc(x.sin() * 2, bins=7, min=-2, max=2) + 1
+
+    x = torch.randn(300)
+    compiled = torch.compile(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compiled(x.to("accel"))
+    torch.testing.assert_close(out.cpu(), f(x))
+    assert torch_accel.fallback_counts() == {"aten::histc": 1}
+    # The backend's warning names the op. It is a Python warning where the call path installs
+    # PyTorch's warning handler, and goes to stderr (c10's default handler) from compiled code.
+    warned = [str(w.message) for w in caught] + [capfd.readouterr().err]
+    assert any("'aten::histc' has no native accel kernel" in m for m in warned), warned
+
+
+def test_triton_path_generates_code():
+    # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
+    if torch_accel.driver() != "cuda":
+        pytest.skip("the Triton path needs the accel CUDA driver (a GPU); this is the host driver")
+    pytest.importorskip("triton", reason="triton is not installed: the accel CUDA driver's "
+                        "Triton path cannot be generated or checked here")
+    x, y = torch.randn(4096), torch.randn(4096)
+    out, code = run_and_get_code(torch.compile(_chain), x.to("accel"), y.to("accel"))
+    assert "@triton.jit" in code[0] and "get_raw_stream" in code[0]
+    assert "_current_raw_stream" in code[0]
+    torch.testing.assert_close(out.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
+
+
+@host_only
+def test_cpp_wrapper_is_refused_with_the_reason():
+    compiled = torch.compile(_chain)
+    x = torch.randn(8, device="accel")
+    with inductor_config.patch(cpp_wrapper=True), \
+            pytest.raises(Exception, match="cpp_wrapper=True is not supported on accel"):
+        compiled(x, x)
+
+
+def test_missing_inductor_api_disables_compile_not_import():
+    # A torch whose Inductor lacks an API the hook needs: import works, compile names the
+    # reason, backend="aot_eager" still runs.
+    r = run_python(
+        "import warnings, torch\n"
+        "from torch._inductor.codegen import wrapper\n"
+        "del wrapper.PythonWrapperCodegen._generate_kernel_call_helper\n"
+        "import torch_accel\n"
+        "x = torch.randn(4, device='accel')\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    try:\n"
+        "        torch.compile(lambda t: t * 2)(x)\n"
+        "    except Exception as e:\n"
+        "        print('ERROR', e)\n"
+        "print('STATUS', torch_accel._inductor.status()['inductor'])\n"
+        "print('WARNED', any('disabled' in str(m.message) for m in w))\n"
+        "aot = torch.compile(lambda t: t * 2, backend='aot_eager')(x)\n"
+        "print('AOT', aot.cpu().tolist() == (x * 2).cpu().tolist())\n",
+        timeout=170)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "STATUS disabled: RuntimeError: this torch" in r.stdout, r.stdout
+    assert "_generate_kernel_call_helper" in r.stdout and "WARNED True" in r.stdout, r.stdout
+    assert "backend='aot_eager' still works" in r.stdout.split("ERROR", 1)[1], r.stdout
+    assert "AOT True" in r.stdout, r.stdout

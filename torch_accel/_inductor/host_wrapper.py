@@ -1,0 +1,65 @@
+"""Host driver: the Python wrapper that calls Inductor's C++ (CppScheduling) kernels on accel.
+
+Design. On the host driver, accel memory is host memory, so a C++ kernel compiled by Inductor
+can read and write accel tensors through their data pointers, on the calling thread. What it
+must not do is run ahead of the stream: accel launches are asynchronous (worker threads run
+each stream's queue), so an extern call such as ``mm(..., out=buf0)`` may still be running when
+the next line of the wrapper starts. Every C++ kernel call therefore goes through
+``torch_accel._C._inductor_call_kernel(device, kernel, *args)``, which drains the calling
+thread's current stream (GIL released), then runs the kernel while holding device access (so
+protect mode, TORCH_ACCEL_PROTECT=1, does not fault). When the kernel returns its writes are
+done, so later asynchronous launches need no event. Buffers come from
+``torch.empty_strided(..., device='accel')``, i.e. the accel caching allocator, and extern calls
+(mm, addmm, bmm, fallbacks) dispatch through aten to accel's own kernels.
+"""
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
+from torch._inductor.virtualized import V
+
+_IMPORT = "from torch_accel._C import _inductor_call_kernel as _accel_call_kernel"
+
+
+class _HostKernelCalls:
+    """Mixin: C++ kernels on accel buffers are called in stream order (see the module doc)."""
+
+    def _generate_kernel_call_helper(self, kernel_name, call_args, *args, **kwargs):
+        device = kwargs.get("device") or V.graph.get_current_device_or_throw()
+        if kwargs.get("triton", True) or device.type != "accel":
+            return super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
+        root = self
+        while getattr(root, "parent_wrapper", None) is not None:
+            root = root.parent_wrapper
+        if not root.imports.contains(_IMPORT):
+            root.imports.writeline(_IMPORT)
+        index = device.index if device.index is not None else 0
+        self.writeline(f"_accel_call_kernel({index}, {kernel_name}, {', '.join(call_args)})")
+
+
+class AccelSubgraphWrapperCodegen(_HostKernelCalls, SubgraphPythonWrapperCodegen):
+    pass
+
+
+class AccelHostWrapperCodegen(_HostKernelCalls, PythonWrapperCodegen):
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        # PythonWrapperCodegen.create builds the base classes; ours must survive it.
+        if is_subgraph:
+            return AccelSubgraphWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+        return AccelHostWrapperCodegen()
+
+
+class AccelCppWrapperUnsupported(PythonWrapperCodegen):
+    """``torch._inductor.config.cpp_wrapper=True`` on accel: refused with the reason.
+
+    The C++ wrapper calls extern kernels through per-device C shims (``aoti_torch_cpu_mm_out``
+    and friends). No ``aoti_torch_accel_*`` shims exist, and the cpu ones call ``at::cpu::``
+    kernels directly, bypassing the dispatcher: they would compute on the calling thread, out of
+    stream order and outside accel's kernels. The wrapper would also need a C entry point into
+    torch_accel to drain the stream before each C++ kernel (the Python wrapper's
+    ``_accel_call_kernel``). Until both exist, the Python wrapper is the supported one."""
+
+    @staticmethod
+    def create(*args, **kwargs):
+        raise RuntimeError(
+            "torch_accel: cpp_wrapper=True is not supported on accel (Inductor's C++ wrapper "
+            "calls extern kernels through per-device C shims, and there are none for accel); "
+            "compile with cpp_wrapper=False (the default)")
