@@ -1,6 +1,8 @@
 """``python -m torch_accel <command>``.
 
   info      a deviceQuery: driver, devices, capacity, free memory, torch, CUDA plugin
+  trace     the aten ops of one LoRA training step (float32 and bf16 autocast), as JSON
+  coverage  the OpInfo conformance sweep: op x dtype -> native / fallback / fail / skip
 """
 import argparse
 import sys
@@ -30,11 +32,41 @@ def _info(args) -> int:
     return 0
 
 
+def _trace(args) -> int:
+    from torch_accel import op_trace
+
+    ops = op_trace.write_trace(args.out)
+    missing = op_trace.not_native_ops(ops)
+    print(f"{len(ops)} aten ops traced -> {args.out}")
+    print(f"not native on accel ({len(missing)}): {' '.join(missing) or 'none'}")
+    return 0
+
+
+def _coverage(args) -> int:
+    from torch_accel import coverage
+
+    dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
+    results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)
+    summary = coverage.write_report(results, args.out, args.samples, seconds)
+    print(summary)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_accel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="describe the driver and the devices").set_defaults(func=_info)
+    trace = sub.add_parser("trace", help="record the aten ops of one LoRA training step")
+    trace.add_argument("--out", default="tests/traced_ops.json")
+    trace.set_defaults(func=_trace)
+    cov = sub.add_parser("coverage", help="OpInfo sweep, accel vs CPU, into a manifest")
+    cov.add_argument("--samples", type=int, default=0, help="samples per op (0: all)")
+    cov.add_argument("--dtypes", default="float32,bfloat16")
+    cov.add_argument("--ops", default="", help="comma-separated op names (default: all)")
+    cov.add_argument("--out", default="docs/", help="folder for op_coverage.{json,md}")
+    cov.add_argument("-v", "--verbose", action="store_true", help="print each op x dtype")
+    cov.set_defaults(func=_coverage)
     args = parser.parse_args(argv)
     return args.func(args)
 
