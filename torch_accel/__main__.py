@@ -35,16 +35,21 @@ def _info(args) -> int:
 def _trace(args) -> int:
     from torch_accel import op_trace
 
-    ops = op_trace.write_trace(args.out)
-    missing = op_trace.not_native_ops(ops)
+    ops, examples = op_trace.write_trace(args.out)
     print(f"{len(ops)} aten ops traced -> {args.out}")
-    print(f"not native on accel ({len(missing)}): {' '.join(missing) or 'none'}")
+    missing = op_trace.not_native_ops(examples)
+    print(f"not native on accel: {len(missing)}")
+    for name, reached in missing.items():
+        print(f"  {name:40s} -> {' '.join(reached)}")
     return 0
 
 
 def _coverage(args) -> int:
+    import warnings
+
     from torch_accel import coverage
 
+    warnings.simplefilter("ignore")  # the samples' own warnings say nothing about accel
     dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
     results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)
     summary = coverage.write_report(results, args.out, args.samples, seconds)

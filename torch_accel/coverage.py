@@ -9,7 +9,7 @@ Every op x dtype gets one status:
 ``sweep()`` is shared by ``python -m torch_accel coverage`` (which writes
 docs/op_coverage.{json,md}) and tests/test_opinfo.py (a fast slice, plus a regression check
 against the checked-in manifest). One op cannot take the sweep down: exceptions are caught
-and a Python-level hang is cut by a per-op alarm.
+and a Python-level hang is cut by a per-sample alarm.
 """
 import json
 import math
@@ -25,7 +25,7 @@ import torch_accel
 
 DEVICE = "accel"
 STATUSES = ("native", "fallback", "fail", "skip")
-OP_TIMEOUT_S = 30
+SAMPLE_TIMEOUT_S = 60
 
 # Ops whose output is not a function of their input (random draws, uninitialized memory),
 # so accel and CPU cannot be compared value by value.
@@ -139,7 +139,7 @@ def _compare(actual, expected, dtype: torch.dtype) -> None:
 
 
 def check_op(op, dtype: torch.dtype, max_samples: int = 0,
-             timeout_s: int = OP_TIMEOUT_S) -> dict:
+             timeout_s: int = SAMPLE_TIMEOUT_S) -> dict:
     """Runs up to ``max_samples`` (0: all) OpInfo samples of ``op`` on accel and CPU.
     Returns {"status", "samples" (compared), "fallback" ({op: calls}), "error"}."""
     result = {"status": "skip", "samples": 0, "fallback": {}, "error": ""}
@@ -149,33 +149,21 @@ def check_op(op, dtype: torch.dtype, max_samples: int = 0,
     fallback: dict = {}
     mode = torch_accel.fallback_mode()
     torch_accel.set_fallback_mode("silent")
+    i = 0
     try:
-        with _alarm(timeout_s):
-            # Samples are made on accel, so arguments an op wants on the CPU (tensor_split's
-            # indices, ...) stay there, and copied to the CPU for the reference.
-            samples = op.sample_inputs(DEVICE, dtype, requires_grad=False)
-            for i, sample in enumerate(samples):
-                if max_samples and i >= max_samples:
+        # Samples are made on accel, so arguments an op wants on the CPU (tensor_split's
+        # indices, ...) stay there, and copied to the CPU for the reference.
+        samples = iter(op.sample_inputs(DEVICE, dtype, requires_grad=False))
+        while not max_samples or i < max_samples:
+            with _alarm(timeout_s):  # per sample: a guard against hangs, not a time budget
+                sample = next(samples, None)
+                if sample is None:
                     break
-                on_cpu = to_cpu(sample)
-                try:
-                    expected = op(on_cpu.input, *on_cpu.args, **on_cpu.kwargs)
-                except Exception:
-                    continue  # CPU rejects this sample: nothing to compare with
-                torch_accel.reset_fallback_counts()
-                try:
-                    actual = op(sample.input, *sample.args, **sample.kwargs)
-                    torch.accel.synchronize()  # an asynchronous error belongs to this op
-                    _compare(actual, expected, dtype)
-                except Exception as e:
-                    result.update(status="fail", error=_describe(e, i))
-                    break
-                finally:
-                    for name, calls in torch_accel.fallback_counts().items():
-                        fallback[name] = fallback.get(name, 0) + calls
-                result["samples"] += 1
-    except Exception as e:  # sample generation failed, or the alarm went off
-        result.update(status="fail", error=_describe(e, result["samples"]))
+                compared = _run_sample(op, sample, dtype, fallback)
+            result["samples"] += compared
+            i += 1
+    except Exception as e:  # a mismatch, an error on accel, or the alarm
+        result.update(status="fail", error=_describe(e, i))
     finally:
         torch_accel.set_fallback_mode(mode)
         torch_accel.reset_fallback_counts()
@@ -185,6 +173,28 @@ def check_op(op, dtype: torch.dtype, max_samples: int = 0,
     elif result["status"] == "skip":
         result["error"] = "CPU raised on every sample"
     return result
+
+
+def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
+    """Runs one sample on CPU and accel and compares; adds the fallback calls it made to
+    ``fallback``. False when CPU rejects the sample (nothing to compare with); raises when
+    accel errs or differs."""
+    on_cpu = to_cpu(sample)
+    try:
+        expected = op(on_cpu.input, *on_cpu.args, **on_cpu.kwargs)
+    except TimeoutError:
+        raise
+    except Exception:
+        return False
+    torch_accel.reset_fallback_counts()
+    try:
+        actual = op(sample.input, *sample.args, **sample.kwargs)
+        torch.accel.synchronize()  # an asynchronous error belongs to this op
+    finally:
+        for name, calls in torch_accel.fallback_counts().items():
+            fallback[name] = fallback.get(name, 0) + calls
+    _compare(actual, expected, dtype)
+    return True
 
 
 def _describe(e: Exception, sample: int) -> str:
