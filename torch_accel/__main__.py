@@ -45,11 +45,8 @@ def _trace(args) -> int:
 
 
 def _coverage(args) -> int:
-    import warnings
-
     from torch_accel import coverage
 
-    warnings.simplefilter("ignore")  # the samples' own warnings say nothing about accel
     dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
     results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)
     summary = coverage.write_report(results, args.out, args.samples, seconds)

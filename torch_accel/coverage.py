@@ -6,15 +6,20 @@ Every op x dtype gets one status:
   fail      an error or a mismatch on accel for a sample that CPU runs
   skip      CPU itself does not run the op for the dtype (or raises on every sample)
 
-``sweep()`` is shared by ``python -m torch_accel coverage`` (which writes
+``check_op()`` is shared by ``python -m torch_accel coverage`` (``sweep()``, which writes
 docs/op_coverage.{json,md}) and tests/test_opinfo.py (a fast slice, plus a regression check
-against the checked-in manifest). One op cannot take the sweep down: exceptions are caught
-and a Python-level hang is cut by a per-sample alarm.
+against the checked-in manifest). Ops that need CUDA or are complex-only have no CPU
+float32/bfloat16 support and come out as "skip". One op cannot take the sweep down: exceptions are caught,
+a Python-level hang is cut by a per-sample alarm, and sweep() runs the ops in a worker
+process that is replaced when an op crashes it.
 """
 import json
 import math
 import os
+import select
 import signal
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 
@@ -27,8 +32,8 @@ DEVICE = "accel"
 STATUSES = ("native", "fallback", "fail", "skip")
 SAMPLE_TIMEOUT_S = 60
 
-# Ops whose output is not a function of their input (random draws, uninitialized memory),
-# so accel and CPU cannot be compared value by value.
+# Ops whose output is not a function of their input (random draws, dropout in their samples,
+# uninitialized memory), so accel and CPU cannot be compared value by value.
 NONDETERMINISTIC = {
     "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
     "uniform", "rand_like", "randn_like", "randint", "randint_like", "randn", "rand",
@@ -37,7 +42,7 @@ NONDETERMINISTIC = {
     "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
     "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
     "nn.functional.fractional_max_pool3d", "nn.functional.multi_head_attention_forward",
-    "nn.functional.scaled_dot_product_attention", "torch._scaled_mm",
+    "nn.functional.scaled_dot_product_attention",
 }
 
 
@@ -116,8 +121,19 @@ def _tolerance(dtype: torch.dtype) -> dict:
     return dict(rtol=rtol, atol=atol)
 
 
-def _compare(actual, expected, dtype: torch.dtype) -> None:
-    """Raises AssertionError when accel's output differs from CPU's."""
+def _uses_accel(sample) -> bool:
+    """Whether a sample hands accel anything: a tensor on it, or it as a device argument
+    (else, like arange(5) with no device, the op rightly returns CPU tensors)."""
+    leaves, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
+    return any((isinstance(x, torch.Tensor) and x.device.type == DEVICE)
+               or (isinstance(x, torch.device) and x.type == DEVICE)
+               or (isinstance(x, str) and (x == DEVICE or x.startswith(DEVICE + ":")))
+               for x in leaves)
+
+
+def _compare(actual, expected, dtype: torch.dtype, device: str) -> None:
+    """Raises AssertionError when accel's output differs from CPU's or is not on
+    ``device``."""
     got, got_spec = tree_flatten(actual)
     want, want_spec = tree_flatten(expected)
     if got_spec != want_spec:
@@ -126,8 +142,8 @@ def _compare(actual, expected, dtype: torch.dtype) -> None:
         if isinstance(e, torch.Tensor):
             if not isinstance(a, torch.Tensor):
                 raise AssertionError(f"got {type(a).__name__}, CPU gave a tensor")
-            if a.device.type != DEVICE:
-                raise AssertionError(f"output on {a.device}, expected {DEVICE}")
+            if a.device.type != device:
+                raise AssertionError(f"output on {a.device}, expected {device}")
             tol = _tolerance(e.dtype if e.is_floating_point() else dtype)
             torch.testing.assert_close(a.cpu(), e, equal_nan=True, **tol)
         elif isinstance(e, float) and isinstance(a, float):
@@ -193,7 +209,7 @@ def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
     finally:
         for name, calls in torch_accel.fallback_counts().items():
             fallback[name] = fallback.get(name, 0) + calls
-    _compare(actual, expected, dtype)
+    _compare(actual, expected, dtype, DEVICE if _uses_accel(sample) else "cpu")
     return True
 
 
@@ -202,20 +218,73 @@ def _describe(e: Exception, sample: int) -> str:
     return f"sample {sample}: {type(e).__name__}: {first}"
 
 
-def sweep(dtypes, max_samples: int = 0, names="", progress: bool = False):
-    """{op_key: {dtype_name: check_op result}} for every considered op, and the seconds."""
+def sweep(dtypes, max_samples: int = 0, names="", progress: bool = False,
+          item_timeout_s: int = 900):
+    """{op_key: {dtype_name: check_op result}} for every considered op, and the seconds.
+
+    The ops run in a worker process, so an op that crashes the interpreter (a segfault)
+    or hangs in native code is recorded as "fail" and the sweep goes on in a new worker."""
     wanted = {n.strip() for n in names.split(",") if n.strip()} if names else None
     start = time.monotonic()
-    results = {}
-    for op in considered_ops(wanted):
-        row = results.setdefault(op_key(op), {})
-        for dtype in dtypes:
-            row[dtype_name(dtype)] = check_op(op, dtype, max_samples)
+    pending = [(op_key(op), dtype_name(d)) for op in considered_ops(wanted) for d in dtypes]
+    results: dict = {}
+    while pending:
+        running, finished = _run_worker(pending, max_samples, item_timeout_s, results, progress)
+        if running:  # the worker died or hung in it
+            key, d = running
+            results.setdefault(key, {})[d] = {"status": "fail", "samples": 0, "fallback": {},
+                                              "error": finished}
             if progress:
-                r = row[dtype_name(dtype)]
-                print(f"{op_key(op):45s} {dtype_name(dtype):9s} {r['status']:8s} {r['error']}",
-                      flush=True)
+                print(f"{key:45s} {d:9s} fail     {finished}", flush=True)
+        pending = [(k, d) for k, d in pending if d not in results.get(k, {})]
     return results, time.monotonic() - start
+
+
+def _run_worker(items, max_samples, item_timeout_s, results, progress):
+    """Runs ``items`` in one worker process, filling ``results``. Returns (the item it was
+    running when it died or hung, why) or (None, "")."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from torch_accel.coverage import _worker; _worker()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdin.write(json.dumps({"items": items, "samples": max_samples}).encode())
+    proc.stdin.close()
+    running, buf, fd = None, b"", proc.stdout.fileno()
+    try:
+        while True:
+            ready, _, _ = select.select([fd], [], [], item_timeout_s)
+            if not ready:
+                proc.kill()
+                return running, f"hung: no result in {item_timeout_s} s"
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                msg = json.loads(line)
+                running = (msg["key"], msg["dtype"])
+                if "result" in msg:
+                    running = None
+                    results.setdefault(msg["key"], {})[msg["dtype"]] = r = msg["result"]
+                    if progress:
+                        print(f"{msg['key']:45s} {msg['dtype']:9s} {r['status']:8s} "
+                              f"{r['error']}", flush=True)
+    finally:
+        rc = proc.wait()
+    return running, f"the process died (exit status {rc})"
+
+
+def _worker():
+    """The worker side of sweep(): items from stdin, one JSON line out per start and result."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # the samples' own warnings say nothing about accel
+    job = json.load(sys.stdin)
+    ops = {op_key(op): op for op in considered_ops()}
+    for key, d in job["items"]:
+        print(json.dumps({"key": key, "dtype": d}), flush=True)
+        result = check_op(ops[key], parse_dtype(d), job["samples"])
+        print(json.dumps({"key": key, "dtype": d, "result": result}), flush=True)
 
 
 def totals(results: dict) -> dict:
