@@ -1,8 +1,13 @@
 """``python -m torch_accel <command>``.
 
-  info                        a deviceQuery: driver, devices, capacity, free memory, torch
+  info                        a deviceQuery: driver, devices, capacity, free memory, torch,
+                              CUDA plugin
   preflight SCRIPT [ARGS...]  lists the ops of one training step that would fall back to the
                               CPU, on fake tensors (SCRIPT defines preflight_step(argv))
+  trace                       the aten ops of one LoRA training step (float32 and bf16
+                              autocast), as JSON
+  coverage                    the OpInfo conformance sweep: op x dtype -> native / fallback /
+                              fail / skip
 """
 import argparse
 import sys
@@ -47,6 +52,28 @@ def _preflight(args) -> int:
     return 0
 
 
+def _trace(args) -> int:
+    from torch_accel import op_trace
+
+    ops, examples = op_trace.write_trace(args.out)
+    print(f"{len(ops)} aten ops traced -> {args.out}")
+    missing = op_trace.not_native_ops(examples)
+    print(f"not native on accel: {len(missing)}")
+    for name, reached in missing.items():
+        print(f"  {name:40s} -> {' '.join(reached)}")
+    return 0
+
+
+def _coverage(args) -> int:
+    from torch_accel import coverage
+
+    dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
+    results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)
+    summary = coverage.write_report(results, args.out, args.samples, seconds)
+    print(summary)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_accel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,6 +83,16 @@ def main(argv=None) -> int:
     pre.add_argument("script")
     pre.add_argument("script_args", nargs=argparse.REMAINDER)
     pre.set_defaults(func=_preflight)
+    trace = sub.add_parser("trace", help="record the aten ops of one LoRA training step")
+    trace.add_argument("--out", default="tests/traced_ops.json")
+    trace.set_defaults(func=_trace)
+    cov = sub.add_parser("coverage", help="OpInfo sweep, accel vs CPU, into a manifest")
+    cov.add_argument("--samples", type=int, default=0, help="samples per op (0: all)")
+    cov.add_argument("--dtypes", default="float32,bfloat16")
+    cov.add_argument("--ops", default="", help="comma-separated op names (default: all)")
+    cov.add_argument("--out", default="docs/", help="folder for op_coverage.{json,md}")
+    cov.add_argument("-v", "--verbose", action="store_true", help="print each op x dtype")
+    cov.set_defaults(func=_coverage)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,386 @@
+"""OpInfo conformance: PyTorch's op_db samples run on accel and on CPU, compared.
+
+Every op x dtype gets one status:
+  native    all samples match CPU, and none of them used the CPU fallback
+  fallback  all samples match CPU, some went through the (counted) CPU fallback
+  fail      an error or a mismatch on accel for a sample that CPU runs
+  skip      CPU itself does not run the op for the dtype (or raises on every sample)
+
+``check_op()`` is shared by ``python -m torch_accel coverage`` (``sweep()``, which writes
+docs/op_coverage.{json,md}) and tests/test_opinfo.py (a fast slice, plus a regression check
+against the checked-in manifest). Ops that need CUDA or are complex-only have no CPU
+float32/bfloat16 support and come out as "skip". One op cannot take the sweep down: exceptions are caught,
+a Python-level hang is cut by a per-sample alarm, and sweep() runs the ops in a worker
+process that is replaced when an op crashes it.
+"""
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+import torch_accel
+
+DEVICE = "accel"
+STATUSES = ("native", "fallback", "fail", "skip")
+SAMPLE_TIMEOUT_S = 60
+
+# Ops whose output is not a function of their input values (random draws, dropout in their
+# samples, uninitialized memory, views reaching storage outside their input), so accel and
+# a CPU copy of the input cannot be compared value by value.
+UNCOMPARABLE = {
+    "as_strided.partial_views",
+    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
+    "uniform", "rand_like", "randn_like", "randint", "randint_like", "randn", "rand",
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d", "nn.functional.multi_head_attention_forward",
+    "nn.functional.scaled_dot_product_attention",
+}
+
+
+def parse_dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name.strip(), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"not a torch dtype: {name!r}")
+    return dtype
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def op_key(op) -> str:
+    """The manifest's name for an OpInfo: "name" or "name.variant"."""
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def considered_ops(names=None) -> list:
+    """op_db minus the ops that cannot be compared: random, sparse-only, CUDA-only ones."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    ops = []
+    for op in op_db:
+        if (op.name in UNCOMPARABLE or op_key(op) in UNCOMPARABLE
+                or op.name.startswith(("sparse.", "to_sparse"))):
+            continue
+        if names and op_key(op) not in names and op.name not in names:
+            continue
+        ops.append(op)
+    return ops
+
+
+def to_cpu(sample):
+    """A CPU copy of an OpInfo SampleInput made on accel: tensors copied (strides kept for
+    dense layouts) and device arguments of factory functions pointed at the CPU. The copy
+    shares no memory with the original, so an in-place op on one leaves the other intact."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    def move(x):
+        if isinstance(x, torch.Tensor):
+            return x.detach().to("cpu", copy=True)
+        if isinstance(x, torch.device) and x.type == DEVICE:
+            return torch.device("cpu")
+        if isinstance(x, str) and (x == DEVICE or x.startswith(DEVICE + ":")):
+            return "cpu"  # a device given as a string
+        return x
+
+    return SampleInput(tree_map(move, sample.input), args=tree_map(move, sample.args),
+                       kwargs=tree_map(move, sample.kwargs))
+
+
+@contextmanager
+def _alarm(seconds: int):
+    """Raises TimeoutError in the main thread after ``seconds`` (no-op elsewhere)."""
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"op ran past {seconds} s")
+
+    try:
+        old = signal.signal(signal.SIGALRM, on_alarm)
+    except ValueError:  # not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _tolerance(dtype: torch.dtype) -> dict:
+    """torch.testing.assert_close's defaults for the dtype (as OpInfo tests use them)."""
+    rtol, atol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
+                  torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7)}.get(dtype, (0, 0))
+    return dict(rtol=rtol, atol=atol)
+
+
+def _expected_device(sample) -> str:
+    """Where the op's outputs belong: the device argument the sample passes, if any (as in
+    zeros_like(x, device="cpu")), else accel when a tensor is there, else the CPU (as for
+    arange(5))."""
+    def is_device(x):
+        return isinstance(x, torch.device) or (isinstance(x, str) and (
+            x in ("cpu", DEVICE) or x.startswith(("cpu:", DEVICE + ":"))))
+
+    given = sample.kwargs.get("device")
+    if given is None:
+        given = next((x for x in tree_flatten(sample.args)[0] if is_device(x)), None)
+    if given is not None and is_device(given):
+        return torch.device(given).type
+    leaves, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
+    return DEVICE if any(isinstance(x, torch.Tensor) and x.device.type == DEVICE
+                         for x in leaves) else "cpu"
+
+
+def _compare(actual, expected, dtype: torch.dtype, device: str) -> None:
+    """Raises AssertionError when accel's output differs from CPU's or is not on
+    ``device``."""
+    got, got_spec = tree_flatten(actual)
+    want, want_spec = tree_flatten(expected)
+    if got_spec != want_spec:
+        raise AssertionError(f"output structure {got_spec} != CPU's {want_spec}")
+    for a, e in zip(got, want):
+        if isinstance(e, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                raise AssertionError(f"got {type(a).__name__}, CPU gave a tensor")
+            if a.device.type != device:
+                raise AssertionError(f"output on {a.device}, expected {device}")
+            tol = _tolerance(e.dtype if e.is_floating_point() else dtype)
+            torch.testing.assert_close(a.cpu(), e, equal_nan=True, **tol)
+        elif isinstance(e, float) and isinstance(a, float):
+            if not (a == e or (math.isnan(a) and math.isnan(e))
+                    or abs(a - e) <= 1e-5 + 1e-5 * abs(e)):
+                raise AssertionError(f"{a} != CPU's {e}")
+        elif a != e:
+            raise AssertionError(f"{a!r} != CPU's {e!r}")
+
+
+def check_op(op, dtype: torch.dtype, max_samples: int = 0,
+             timeout_s: int = SAMPLE_TIMEOUT_S) -> dict:
+    """Runs up to ``max_samples`` (0: all) OpInfo samples of ``op`` on accel and CPU.
+    Returns {"status", "samples" (compared), "fallback" ({op: calls}), "error"}."""
+    result = {"status": "skip", "samples": 0, "fallback": {}, "error": ""}
+    if dtype not in op.supported_dtypes("cpu"):
+        result["error"] = "dtype not supported on CPU"
+        return result
+    fallback: dict = {}
+    mode = torch_accel.fallback_mode()
+    torch_accel.set_fallback_mode("silent")
+    i = 0
+    try:
+        # Samples are made on accel, so arguments an op wants on the CPU (tensor_split's
+        # indices, ...) stay there, and copied to the CPU for the reference.
+        samples = iter(op.sample_inputs(DEVICE, dtype, requires_grad=False))
+        while not max_samples or i < max_samples:
+            with _alarm(timeout_s):  # per sample: a guard against hangs, not a time budget
+                sample = next(samples, None)
+                if sample is None:
+                    break
+                compared = _run_sample(op, sample, dtype, fallback)
+            result["samples"] += compared
+            i += 1
+    except Exception as e:  # a mismatch, an error on accel, or the alarm
+        result.update(status="fail", error=_describe(e, i))
+    finally:
+        torch_accel.set_fallback_mode(mode)
+        torch_accel.reset_fallback_counts()
+    result["fallback"] = dict(sorted(fallback.items()))
+    if result["status"] != "fail" and result["samples"]:
+        result["status"] = "fallback" if fallback else "native"
+    elif result["status"] == "skip":
+        result["error"] = "CPU raised on every sample"
+    return result
+
+
+def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
+    """Runs one sample on CPU and accel and compares; adds the fallback calls it made to
+    ``fallback``. False when CPU rejects the sample (nothing to compare with); raises when
+    accel errs or differs."""
+    on_cpu = to_cpu(sample)
+    try:
+        expected = op(on_cpu.input, *on_cpu.args, **on_cpu.kwargs)
+    except TimeoutError:
+        raise
+    except Exception:
+        return False
+    torch_accel.reset_fallback_counts()
+    try:
+        actual = op(sample.input, *sample.args, **sample.kwargs)
+        torch.accel.synchronize()  # an asynchronous error belongs to this op
+    finally:
+        for name, calls in torch_accel.fallback_counts().items():
+            fallback[name] = fallback.get(name, 0) + calls
+    _compare(actual, expected, dtype, _expected_device(sample))
+    return True
+
+
+def _describe(e: Exception, sample: int) -> str:
+    """One line: the exception's first line, plus assert_close's greatest differences."""
+    lines = str(e).strip().splitlines() or [""]
+    detail = [ln.strip() for ln in lines[1:] if ln.strip().startswith("Greatest")]
+    return f"sample {sample}: {type(e).__name__}: " + " ".join([lines[0][:300]] + detail)
+
+
+def sweep(dtypes, max_samples: int = 0, names="", progress: bool = False,
+          item_timeout_s: int = 900):
+    """{op_key: {dtype_name: check_op result}} for every considered op, and the seconds.
+
+    The ops run in a worker process, so an op that crashes the interpreter (a segfault)
+    or hangs in native code is recorded as "fail" and the sweep goes on in a new worker."""
+    wanted = {n.strip() for n in names.split(",") if n.strip()} if names else None
+    start = time.monotonic()
+    pending = [(op_key(op), dtype_name(d)) for op in considered_ops(wanted) for d in dtypes]
+    results: dict = {}
+    while pending:
+        running, finished = _run_worker(pending, max_samples, item_timeout_s, results, progress)
+        if running:  # the worker died or hung in it
+            key, d = running
+            results.setdefault(key, {})[d] = {"status": "fail", "samples": 0, "fallback": {},
+                                              "error": finished}
+            if progress:
+                print(f"{key:45s} {d:9s} fail     {finished}", flush=True)
+        pending = [(k, d) for k, d in pending if d not in results.get(k, {})]
+    return results, time.monotonic() - start
+
+
+def _run_worker(items, max_samples, item_timeout_s, results, progress):
+    """Runs ``items`` in one worker process, filling ``results``. Returns (the item it was
+    running when it died or hung, why) or (None, "")."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from torch_accel.coverage import _worker; _worker()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdin.write(json.dumps({"items": items, "samples": max_samples}).encode())
+    proc.stdin.close()
+    running, buf, fd = None, b"", proc.stdout.fileno()
+    try:
+        while True:
+            ready, _, _ = select.select([fd], [], [], item_timeout_s)
+            if not ready:
+                proc.kill()
+                return running, f"hung: no result in {item_timeout_s} s"
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                msg = json.loads(line)
+                running = (msg["key"], msg["dtype"])
+                if "result" in msg:
+                    running = None
+                    results.setdefault(msg["key"], {})[msg["dtype"]] = r = msg["result"]
+                    if progress:
+                        print(f"{msg['key']:45s} {msg['dtype']:9s} {r['status']:8s} "
+                              f"{r['error']}", flush=True)
+    finally:
+        rc = proc.wait()
+    return running, f"the process died (exit status {rc})"
+
+
+def _worker():
+    """The worker side of sweep(): items from stdin, one JSON line out per start and result."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # the samples' own warnings say nothing about accel
+    job = json.load(sys.stdin)
+    ops = {op_key(op): op for op in considered_ops()}
+    for key, d in job["items"]:
+        print(json.dumps({"key": key, "dtype": d}), flush=True)
+        result = check_op(ops[key], parse_dtype(d), job["samples"])
+        print(json.dumps({"key": key, "dtype": d, "result": result}), flush=True)
+
+
+def totals(results: dict) -> dict:
+    """Per dtype: the count of each status, and % passing / % native of considered ops
+    (considered = not skipped)."""
+    out = {}
+    dtypes = sorted({d for row in results.values() for d in row})
+    for d in dtypes:
+        counts = {s: 0 for s in STATUSES}
+        for row in results.values():
+            if d in row:
+                counts[row[d]["status"]] += 1
+        considered = counts["native"] + counts["fallback"] + counts["fail"]
+        pct = (lambda n: round(100.0 * n / considered, 1)) if considered else (lambda n: 0.0)
+        out[d] = dict(counts, considered=considered,
+                      passing_pct=pct(counts["native"] + counts["fallback"]),
+                      native_pct=pct(counts["native"]))
+    return out
+
+
+def write_report(results: dict, out_dir: str, max_samples: int, seconds: float) -> str:
+    """Writes op_coverage.json and op_coverage.md into ``out_dir``; returns the totals text."""
+    os.makedirs(out_dir, exist_ok=True)
+    tot = totals(results)
+    doc = {
+        "about": "OpInfo conformance of accel vs CPU (python -m torch_accel coverage)",
+        "torch": torch.__version__, "driver": torch_accel.driver(),
+        "samples_per_op": max_samples or "all", "seconds": round(seconds, 1),
+        "totals": tot, "ops": dict(sorted(results.items())),
+    }
+    with open(os.path.join(out_dir, "op_coverage.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    dtypes = list(tot)
+    summary = "\n".join(
+        f"{d}: {t['passing_pct']}% passing ({t['native']} native + {t['fallback']} fallback), "
+        f"{t['native_pct']}% native, {t['fail']} fail of {t['considered']} considered "
+        f"({t['skip']} skipped)" for d, t in tot.items())
+    lines = [
+        "# Op coverage (OpInfo)", "",
+        "Generated by `python -m torch_accel coverage` (`make coverage`): PyTorch's OpInfo "
+        "samples run on accel and on CPU and compared with torch.testing's default "
+        "tolerances for the dtype.", "",
+        f"torch {torch.__version__}, driver `{torch_accel.driver()}`, "
+        f"samples per op: {max_samples or 'all'}, sweep time {seconds:.0f} s.", "",
+        "**native**: matches CPU with no CPU fallback; **fallback**: matches CPU through the "
+        "counted CPU fallback; **fail**: error or mismatch on accel; **skip**: CPU does not "
+        "run it. Percentages are of considered (not skipped) ops.", "",
+        "| dtype | native | fallback | fail | skip | % passing | % native |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d, t in tot.items():
+        lines.append(f"| {d} | {t['native']} | {t['fallback']} | {t['fail']} | {t['skip']} "
+                     f"| {t['passing_pct']} | {t['native_pct']} |")
+    lines += ["", "| op | " + " | ".join(dtypes) + " |",
+              "|---|" + "---|" * len(dtypes)]
+    for key, row in sorted(results.items()):
+        cells = []
+        for d in dtypes:
+            r = row.get(d)
+            cells.append("" if r is None else r["status"]
+                         + (f" ({', '.join(r['fallback'])})" if r["status"] == "fallback"
+                            and len(r["fallback"]) <= 3 else ""))
+        lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
+    with open(os.path.join(out_dir, "op_coverage.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return summary
+
+
+def load_manifest(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)["ops"]
+
+
+def regression(recorded: dict | None, now: dict) -> str | None:
+    """Why ``now`` is worse than the manifest's entry, or None. A pass that became a fail,
+    or a native op that now uses the fallback, is a regression. Comparing a slice (the first
+    samples) against a full sweep stays sound: a slice of a passing run passes."""
+    if not recorded:
+        return None
+    was, is_ = recorded["status"], now["status"]
+    if was in ("native", "fallback") and is_ == "fail":
+        return f"was {was}, now fails: {now['error']}"
+    if was == "native" and is_ == "fallback":
+        return f"was native, now falls back to CPU for {sorted(now['fallback'])}"
+    return None
