@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -16,6 +17,18 @@
 
 namespace accel {
 namespace {
+
+// The same elements reinterpreted as integers of the same size (complex128 as double pairs).
+at::Tensor asBits(const at::Tensor& t) {
+  switch (t.itemsize()) {
+    case 1: return t.view(at::kByte);
+    case 2: return t.view(at::kShort);
+    case 4: return t.view(at::kInt);
+    case 8: return t.view(at::kLong);
+    case 16: return at::view_as_real(t);
+  }
+  TORCH_CHECK(false, "accel: cannot copy elements of ", t.itemsize(), " bytes (", t.scalar_type(), ")");
+}
 
 // Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
 bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
@@ -153,8 +166,13 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     return;
   }
   if (!kernelSupports(dst.scalar_type()) || !kernelSupports(src.scalar_type())) {
-    // Dtypes without kernels (complex, ...) make a round trip through the host.
-    copyToDevice(dst, src.cpu(), /*non_blocking=*/false);
+    if (dst.scalar_type() == src.scalar_type()) {
+      // No conversion: move the bits as same-sized integers, which the copy kernel handles.
+      copyOnDevice(asBits(dst), asBits(src));
+    } else {
+      // Conversions the kernels lack (to or from complex, ...) are done by the host.
+      copyToDevice(dst, src.cpu(), /*non_blocking=*/false);
+    }
     return;
   }
   auto iter = at::TensorIteratorConfig()
