@@ -183,6 +183,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", div_Tensor_mode);
   m.impl("div_.Tensor_mode", div__Tensor_mode);
   m.impl("div.out_mode", div_out_mode);
+  // floor_divide is division rounded down (not C++'s truncation), as Python's //.
+  m.impl("floor_divide", Forms<BinaryOp::DivFloor>::functional);
+  m.impl("floor_divide_.Tensor", Forms<BinaryOp::DivFloor>::inplace);
+  m.impl("floor_divide.out", Forms<BinaryOp::DivFloor>::out);
   m.impl("pow.Tensor_Tensor", Forms<BinaryOp::Pow>::functional);
   m.impl("pow_.Tensor", Forms<BinaryOp::Pow>::inplace);
   m.impl("pow.Tensor_Tensor_out", Forms<BinaryOp::Pow>::out);

@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
+#include "aten/elementwise_iter.h"
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -15,8 +16,6 @@ namespace accel {
 namespace {
 
 using kernels::BinaryOp;
-
-bool isHostScalar(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
 c10::ScalarType resultType(BinaryOp op, const at::Tensor& a, const at::Tensor& b) {
   c10::ScalarType t = at::result_type(a, b);
@@ -57,12 +56,15 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
               a.device(), " and ", b.device(), "! (when checking argument for argument other in ",
               "method ", opName(op), ")");
 
+  // A Python scalar on the left (mul_.Scalar calls mul.out(scalar, self)) is filled on the
+  // device: kernels never read host memory.
+  const at::Tensor lhs = isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true).check_all_same_dtype(false);
   at::Tensor undefined;
   config.add_output(out.defined() ? out : undefined);
   if (!out.defined()) config.declare_static_dtype(common);
-  config.add_const_input(a);
+  config.add_const_input(lhs);
   if (!b_scalar) config.add_const_input(b);
   auto iter = config.build();
   at::Tensor result = iter.output();

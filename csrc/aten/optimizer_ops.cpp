@@ -46,8 +46,7 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   checkScalarTensor(found_inf, c10::kFloat, "found_inf");
   int32_t* tracker = growth_tracker.data_ptr<int32_t>();
   const float* found = found_inf.const_data_ptr<float>();
-  at::Tensor s = scale.view({});
-  runElementwise(s, c10::kFloat, {s}, [&](const kernels::ElementwiseDesc& d, rt::Stream st) {
+  runElementwise(scale, c10::kFloat, {scale}, [&](const kernels::ElementwiseDesc& d, rt::Stream st) {
     return kernels::table().amp_update_scale(d, tracker, found, growth_factor, backoff_factor,
                                              growth_interval, st);
   });

@@ -82,10 +82,21 @@ at::Tensor& clampTensorInto(const at::Tensor& self, const c10::optional<at::Tens
   TORCH_CHECK(has_min || has_max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   const c10::ScalarType t =
       resultOf({self, has_min ? *min : at::Tensor(), has_max ? *max : at::Tensor()});
-  // A missing bound is the other one's type's +-infinity: clamp against itself is a no-op,
-  // so pass self for it (min(max(x, x), hi) == min(x, hi)).
-  at::Tensor r = ternary(TernaryOp::Clamp, self, has_min ? *min : self, has_max ? *max : self,
-                         alloc ? at::Tensor() : out, t);
+  at::Tensor target = alloc ? at::Tensor() : out;
+  at::Tensor r;
+  if (has_min && has_max) {
+    r = ternary(TernaryOp::Clamp, self, *min, *max, target, t);
+  } else {
+    // One bound: maximum/minimum, which keep NaN like clamp does.
+    const at::Tensor& bound = has_min ? *min : *max;
+    const c10::Device device = commonDevice({self, bound}, "clamp");
+    const kernels::Scalar none{};
+    const kernels::BinaryOp op = has_min ? kernels::BinaryOp::Maximum : kernels::BinaryOp::Minimum;
+    r = runElementwise(target, t, {asComputeInput(self, t, device), asComputeInput(bound, t, device)},
+                       [op, none](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                         return kernels::table().binary(op, d, none, s);
+                       });
+  }
   if (alloc) out = r;
   return out;
 }
