@@ -31,6 +31,7 @@ const char* opName(BinaryOp op) {
     case BinaryOp::Sub: return "sub";
     case BinaryOp::Mul: return "mul";
     case BinaryOp::Div: return "div";
+    default: break;  // the other ops are registered by binary_math_ops.cpp
   }
   return "?";
 }

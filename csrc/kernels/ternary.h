@@ -8,7 +8,7 @@
 
 namespace accel::kernels {
 
-// compute_t is the storage type itself: where/masked_fill move values without arithmetic.
+// Computed in opmath like the rest: half/bfloat16 round-trip through float exactly.
 template <class T>
 struct WhereOp {
   using compute_t = T;
@@ -67,7 +67,7 @@ rt::Error launchTernary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt
   return dispatchDType(t, [&](auto tag) -> rt::Error {
     using S = typename decltype(tag)::type;
     using T = OpMath<S>;
-    if (op == TernaryOp::Where) return Exec::template run<S, bool, S, S>(d, WhereOp<S>{}, stream);
+    if (op == TernaryOp::Where) return Exec::template run<S, bool, S, S>(d, WhereOp<T>{}, stream);
     if constexpr (std::is_same_v<S, bool>) {
       return rt::Error::NotSupported;
     } else {
@@ -92,7 +92,8 @@ rt::Error launchMaskedFill(const ElementwiseDesc& d, Scalar value, rt::Stream st
   if (d.op[1].dtype != DType::Bool || d.op[2].dtype != d.op[0].dtype) return rt::Error::InvalidValue;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    return Exec::template run<S, bool, S>(d, MaskedFillOp<S>{scalarAs<S>(value)}, stream);
+    using T = OpMath<S>;
+    return Exec::template run<S, bool, S>(d, MaskedFillOp<T>{scalarAs<T>(value)}, stream);
   });
 }
 

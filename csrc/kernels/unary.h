@@ -25,8 +25,22 @@ constexpr double kSqrtHalf = 0.7071067811865476;
 
 // Any dtype.
 ACCEL_UNARY_FUNCTOR(NegFn, static_cast<T>(-x))
-ACCEL_UNARY_FUNCTOR(AbsFn, x < T(0) ? static_cast<T>(-x) : x)
-ACCEL_UNARY_FUNCTOR(SignFn, static_cast<T>((T(0) < x) - (x < T(0))))
+template <class T>
+struct AbsFn {
+  using compute_t = T;
+  ACCEL_HD T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else return x < T(0) ? static_cast<T>(-x) : x;
+  }
+};
+template <class T>
+struct SignFn {
+  using compute_t = T;
+  ACCEL_HD T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x != T(0));
+    else return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
 ACCEL_UNARY_FUNCTOR(ReluFn, x > T(0) || x != x ? x : T(0))
 // Integers and bool (for bool the aten layer asks for LogicalNot instead).
 ACCEL_UNARY_FUNCTOR(BitwiseNotFn, static_cast<T>(~x))
