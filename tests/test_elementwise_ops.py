@@ -287,3 +287,30 @@ def test_grad_scaler_skips_step_on_inf():
     assert scaler.get_scale() == 512.0
     for name in ["aten::_amp_foreach_non_finite_check_and_unscale_", "aten::_amp_update_scale_"]:
         assert name not in torch_accel.fallback_counts()
+
+
+def test_fused_adamw_with_grad_scaler_matches_cpu():
+    """scaler.step hands grad_scale and found_inf to _fused_adamw_: an inf step changes nothing,
+    a clean one matches CPU's fused AdamW under its own GradScaler."""
+    cpu, acc = _linear_pair()
+    runs = []
+    for model, dev in [(cpu, "cpu"), (acc, "accel")]:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1, fused=True)
+        scaler = torch.amp.GradScaler(dev, init_scale=256.0, growth_interval=1)
+        runs.append((model, opt, scaler, dev))
+    torch.manual_seed(3)
+    inputs = [torch.randn(4, 8) for _ in range(3)]
+    for step, x in enumerate(inputs):
+        for model, opt, scaler, dev in runs:
+            opt.zero_grad()
+            scaler.scale(model(x.to(dev)).pow(2).sum()).backward()
+            if step == 1:
+                model.bias.grad[0] = float("nan")
+            scaler.step(opt)
+            scaler.update()
+    for (pc, pa) in zip(cpu.parameters(), acc.parameters()):
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
+    assert runs[0][2].get_scale() == runs[1][2].get_scale()
+    for name in ["aten::_fused_adamw_", "aten::_amp_foreach_non_finite_check_and_unscale_",
+                 "aten::_amp_update_scale_"]:
+        assert name not in torch_accel.fallback_counts()
