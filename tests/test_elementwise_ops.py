@@ -201,6 +201,8 @@ def test_activations_and_backward(dtype):
         close(ya.detach(), yc.detach())
         close(xa.grad, xc.grad)
         close(fn(x.to("accel")), fn(x), dtype)
+    sp = torch.nn.functional.softplus
+    close(sp(x.to("accel"), beta=2, threshold=3), sp(x, beta=2, threshold=3), dtype)
     a = x.to("accel")
     torch.nn.functional.relu_(a)
     close(a, torch.relu(x), dtype)

@@ -169,48 +169,47 @@ c10::ScalarType clampType(const at::Tensor& self, const c10::optional<c10::Scala
   return at::native::result_type(state);
 }
 
-at::Tensor& clampInto(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
-                      const c10::optional<c10::Scalar>& max, at::Tensor& out) {
+// Into `out`, or a new tensor when `out` is undefined; returns the result.
+at::Tensor clampInto(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
+                     const c10::optional<c10::Scalar>& max, const at::Tensor& out) {
   const UnaryParams p = clampParams(min, max);
   const c10::ScalarType t = clampType(self, min, max);
   at::Tensor input = asComputeInput(self, t, self.device());
-  runElementwise(out, t, {input}, [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
+  return runElementwise(out, t, {input}, [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
     return kernels::table().unary(UnaryOp::Clamp, d, p, s);
   });
-  return out;
 }
 
 at::Tensor clamp(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
                  const c10::optional<c10::Scalar>& max) {
-  const UnaryParams p = clampParams(min, max);
-  const c10::ScalarType t = clampType(self, min, max);
-  at::Tensor input = asComputeInput(self, t, self.device());
-  return runElementwise(at::Tensor(), t, {input},
-                        [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::table().unary(UnaryOp::Clamp, d, p, s);
-                        });
+  return clampInto(self, min, max, at::Tensor());
+}
+at::Tensor& clamp_out(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
+                      const c10::optional<c10::Scalar>& max, at::Tensor& out) {
+  clampInto(self, min, max, out);
+  return out;
 }
 at::Tensor& clamp_(at::Tensor& self, const c10::optional<c10::Scalar>& min,
                    const c10::optional<c10::Scalar>& max) {
-  return clampInto(self, min, max, self);
+  return clamp_out(self, min, max, self);
 }
 at::Tensor clamp_min(const at::Tensor& self, const c10::Scalar& min) {
   return clamp(self, min, c10::nullopt);
 }
 at::Tensor& clamp_min_(at::Tensor& self, const c10::Scalar& min) {
-  return clampInto(self, min, c10::nullopt, self);
+  return clamp_out(self, min, c10::nullopt, self);
 }
 at::Tensor& clamp_min_out(const at::Tensor& self, const c10::Scalar& min, at::Tensor& out) {
-  return clampInto(self, min, c10::nullopt, out);
+  return clamp_out(self, min, c10::nullopt, out);
 }
 at::Tensor clamp_max(const at::Tensor& self, const c10::Scalar& max) {
   return clamp(self, c10::nullopt, max);
 }
 at::Tensor& clamp_max_(at::Tensor& self, const c10::Scalar& max) {
-  return clampInto(self, c10::nullopt, max, self);
+  return clamp_out(self, c10::nullopt, max, self);
 }
 at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& max, at::Tensor& out) {
-  return clampInto(self, c10::nullopt, max, out);
+  return clamp_out(self, c10::nullopt, max, out);
 }
 
 // nan_to_num's defaults: 0 for NaN and the dtype's finite extremes for the infinities.
@@ -254,20 +253,8 @@ at::Tensor& nan_to_num_(at::Tensor& self, c10::optional<double> nan,
   return nan_to_num_out(self, nan, posinf, neginf, self);
 }
 
-at::Tensor& softplus_out(const at::Tensor& self, const c10::Scalar& beta,
-                         const c10::Scalar& threshold, at::Tensor& out) {
-  UnaryParams p;
-  p.a = toKernelScalar(beta);
-  p.b = toKernelScalar(threshold);
-  runElementwise(out, self.scalar_type(), {self},
-                 [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                   return kernels::table().unary(UnaryOp::Softplus, d, p, s);
-                 });
-  return out;
-}
-at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta,
-                    const c10::Scalar& threshold) {
-  at::Tensor out;
+at::Tensor softplusInto(const at::Tensor& self, const c10::Scalar& beta,
+                        const c10::Scalar& threshold, const at::Tensor& out) {
   UnaryParams p;
   p.a = toKernelScalar(beta);
   p.b = toKernelScalar(threshold);
@@ -275,6 +262,15 @@ at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta,
                         [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
                           return kernels::table().unary(UnaryOp::Softplus, d, p, s);
                         });
+}
+at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta,
+                    const c10::Scalar& threshold) {
+  return softplusInto(self, beta, threshold, at::Tensor());
+}
+at::Tensor& softplus_out(const at::Tensor& self, const c10::Scalar& beta,
+                         const c10::Scalar& threshold, at::Tensor& out) {
+  softplusInto(self, beta, threshold, out);
+  return out;
 }
 
 #define ACCEL_REGISTER_UNARY(OP, NAME)                  \
@@ -315,7 +311,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gelu.out", gelu_out);
   m.impl("clamp", clamp);
   m.impl("clamp_", clamp_);
-  m.impl("clamp.out", clampInto);
+  m.impl("clamp.out", clamp_out);
   m.impl("clamp_min", clamp_min);
   m.impl("clamp_min_", clamp_min_);
   m.impl("clamp_min.out", clamp_min_out);
