@@ -229,6 +229,17 @@ def test_foreach_ops():
     expected = [e.lerp(y, 0.25) for e, y in zip(expected, ys)]
     for got, exp in zip(A, expected):
         close(got, exp)
+    for got, exp in zip(torch._foreach_sub(B, A, alpha=0.5), torch._foreach_sub(ys, expected, alpha=0.5)):
+        close(got, exp)
+    torch._foreach_maximum_(A, B)
+    for got, exp in zip(A, torch._foreach_maximum(expected, ys)):
+        close(got, exp)
+    torch._foreach_copy_(A, B)
+    torch._foreach_zero_(B)
+    for a, b, y in zip(A, B, ys):
+        close(a, y)
+        close(b, torch.zeros_like(y))
+    B = [t.to("accel") for t in ys]
     for got, exp in zip(torch._foreach_sqrt(B), torch._foreach_sqrt(ys)):
         close(got, exp)
     for got, exp in zip(torch._foreach_neg(B), torch._foreach_neg(ys)):
@@ -245,9 +256,11 @@ def _linear_pair():
 
 
 @pytest.mark.parametrize("mode", ["foreach", "fused"])
-def test_adamw_step_matches_cpu(mode):
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("maximize", [False, True])
+def test_adamw_step_matches_cpu(mode, amsgrad, maximize):
     cpu, acc = _linear_pair()
-    kw = dict(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99))
+    kw = dict(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99), amsgrad=amsgrad, maximize=maximize)
     oc = torch.optim.AdamW(cpu.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
     oa = torch.optim.AdamW(acc.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
     for step in range(3):

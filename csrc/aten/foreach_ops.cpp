@@ -21,27 +21,31 @@ std::vector<at::Tensor> map(TL self, const std::function<at::Tensor(size_t)>& f)
   return out;
 }
 
-// add
-void add_Scalar_(TL self, const c10::Scalar& s) { for (auto t : self) t.add_(s); }
-std::vector<at::Tensor> add_Scalar(TL self, const c10::Scalar& s) {
-  return map(self, [&](size_t i) { return self[i].add(s); });
-}
-void add_List_(TL self, TL other, const c10::Scalar& alpha) {
-  checkSameLength(self.size(), other.size());
-  for (size_t i = 0; i < self.size(); ++i) at::Tensor(self[i]).add_(other[i], alpha);
-}
-std::vector<at::Tensor> add_List(TL self, TL other, const c10::Scalar& alpha) {
-  checkSameLength(self.size(), other.size());
-  return map(self, [&](size_t i) { return self[i].add(other[i], alpha); });
-}
-void add_ScalarList_(TL self, SL s) {
-  checkSameLength(self.size(), s.size());
-  for (size_t i = 0; i < self.size(); ++i) at::Tensor(self[i]).add_(s[i]);
-}
-std::vector<at::Tensor> add_ScalarList(TL self, SL s) {
-  checkSameLength(self.size(), s.size());
-  return map(self, [&](size_t i) { return self[i].add(s[i]); });
-}
+// add and sub (List takes alpha)
+#define ACCEL_FOREACH_ADDSUB(OP)                                                          \
+  void OP##_Scalar_(TL self, const c10::Scalar& s) { for (auto t : self) t.OP##_(s); }    \
+  std::vector<at::Tensor> OP##_Scalar(TL self, const c10::Scalar& s) {                    \
+    return map(self, [&](size_t i) { return self[i].OP(s); });                            \
+  }                                                                                       \
+  void OP##_List_(TL self, TL other, const c10::Scalar& alpha) {                          \
+    checkSameLength(self.size(), other.size());                                           \
+    for (size_t i = 0; i < self.size(); ++i) at::Tensor(self[i]).OP##_(other[i], alpha);  \
+  }                                                                                       \
+  std::vector<at::Tensor> OP##_List(TL self, TL other, const c10::Scalar& alpha) {        \
+    checkSameLength(self.size(), other.size());                                           \
+    return map(self, [&](size_t i) { return self[i].OP(other[i], alpha); });              \
+  }                                                                                       \
+  void OP##_ScalarList_(TL self, SL s) {                                                  \
+    checkSameLength(self.size(), s.size());                                               \
+    for (size_t i = 0; i < self.size(); ++i) at::Tensor(self[i]).OP##_(s[i]);             \
+  }                                                                                       \
+  std::vector<at::Tensor> OP##_ScalarList(TL self, SL s) {                                \
+    checkSameLength(self.size(), s.size());                                               \
+    return map(self, [&](size_t i) { return self[i].OP(s[i]); });                         \
+  }
+ACCEL_FOREACH_ADDSUB(add)
+ACCEL_FOREACH_ADDSUB(sub)
+#undef ACCEL_FOREACH_ADDSUB
 void add_Tensor_(TL self, const at::Tensor& other, const c10::Scalar& alpha) {
   for (auto t : self) t.add_(other, alpha);
 }
@@ -107,6 +111,20 @@ std::vector<at::Tensor> sqrt(TL self) { return map(self, [&](size_t i) { return 
 void neg_(TL self) { for (auto t : self) t.neg_(); }
 std::vector<at::Tensor> neg(TL self) { return map(self, [&](size_t i) { return self[i].neg(); }); }
 
+void zero_(TL self) { for (auto t : self) t.zero_(); }
+void copy_(TL self, TL src, bool non_blocking) {
+  checkSameLength(self.size(), src.size());
+  for (size_t i = 0; i < self.size(); ++i) at::Tensor(self[i]).copy_(src[i], non_blocking);
+}
+// Adam(amsgrad=True, foreach=True) keeps the running maximum with this.
+void maximum_List_(TL self, TL other) {
+  checkSameLength(self.size(), other.size());
+  for (size_t i = 0; i < self.size(); ++i) {
+    at::Tensor t = self[i];
+    at::maximum_out(t, t, other[i]);
+  }
+}
+
 void lerp_List_(TL self, TL end, TL w) {
   checkSameLength(self.size(), end.size());
   checkSameLength(self.size(), w.size());
@@ -123,12 +141,16 @@ void lerp_ScalarList_(TL self, TL end, SL w) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_foreach_add_.Scalar", add_Scalar_);
-  m.impl("_foreach_add.Scalar", add_Scalar);
-  m.impl("_foreach_add_.List", add_List_);
-  m.impl("_foreach_add.List", add_List);
-  m.impl("_foreach_add_.ScalarList", add_ScalarList_);
-  m.impl("_foreach_add.ScalarList", add_ScalarList);
+#define ACCEL_REGISTER_ADDSUB(OP)                                 \
+  m.impl("_foreach_" #OP "_.Scalar", OP##_Scalar_);               \
+  m.impl("_foreach_" #OP ".Scalar", OP##_Scalar);                 \
+  m.impl("_foreach_" #OP "_.List", OP##_List_);                   \
+  m.impl("_foreach_" #OP ".List", OP##_List);                     \
+  m.impl("_foreach_" #OP "_.ScalarList", OP##_ScalarList_);       \
+  m.impl("_foreach_" #OP ".ScalarList", OP##_ScalarList);
+  ACCEL_REGISTER_ADDSUB(add)
+  ACCEL_REGISTER_ADDSUB(sub)
+#undef ACCEL_REGISTER_ADDSUB
   m.impl("_foreach_add_.Tensor", add_Tensor_);
   m.impl("_foreach_add.Tensor", add_Tensor);
 #define ACCEL_REGISTER_MULDIV(OP)                                 \
@@ -149,6 +171,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_addcdiv_.Scalar", addcdiv_Scalar_);
   m.impl("_foreach_addcdiv_.ScalarList", addcdiv_ScalarList_);
   m.impl("_foreach_addcdiv_.Tensor", addcdiv_Tensor_);
+  m.impl("_foreach_zero_", zero_);
+  m.impl("_foreach_copy_", copy_);
+  m.impl("_foreach_maximum_.List", maximum_List_);
   m.impl("_foreach_sqrt_", sqrt_);
   m.impl("_foreach_sqrt", sqrt);
   m.impl("_foreach_neg_", neg_);
