@@ -21,7 +21,8 @@ at::Tensor binaryTyped(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                        const at::Tensor& out, c10::ScalarType t, const c10::Scalar& arg = 0) {
   const c10::Device device = commonDevice({a, b}, "binary op");
   const kernels::Scalar karg = toKernelScalar(arg);
-  if (isHostScalar(b) && !isHostScalar(a) && op != BinaryOp::ThresholdBackward) {
+  if (isHostScalar(b) && !isHostScalar(a) && op != BinaryOp::ThresholdBackward &&
+      op != BinaryOp::Lerp) {
     const kernels::Scalar rhs = toKernelScalar(b.item());
     at::Tensor x = asComputeInput(a, t, device);
     return runElementwise(out, t, {x}, [op, rhs](const kernels::ElementwiseDesc& d, rt::Stream s) {

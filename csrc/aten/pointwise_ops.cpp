@@ -149,15 +149,29 @@ at::Tensor lerp_Tensor(const at::Tensor& a, const at::Tensor& b, const at::Tenso
 at::Tensor& lerp__Tensor(at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
   return lerp_Tensor_out(a, b, w, a);
 }
+// A number weight rides in the kernel's alpha: a dense two-input loop, no broadcast operand.
+at::Tensor lerpScalar(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w,
+                      const at::Tensor& out) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected dtype ", a.scalar_type(),
+              " for `end` but got dtype ", b.scalar_type());
+  const c10::Device device = commonDevice({a, b}, "lerp");
+  const kernels::Scalar weight = toKernelScalar(w);
+  return runElementwise(out, a.scalar_type(), {a, asComputeInput(b, a.scalar_type(), device)},
+                        [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::table().binary(kernels::BinaryOp::Lerp, d, weight, s);
+                        });
+}
 at::Tensor lerp_Scalar(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {
-  return lerp_Tensor(a, b, wrappedScalar(w));
+  return lerpScalar(a, b, w, at::Tensor());
 }
 at::Tensor& lerp__Scalar(at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {
-  return lerp_Tensor_out(a, b, wrappedScalar(w), a);
+  lerpScalar(a, b, w, a);
+  return a;
 }
 at::Tensor& lerp_Scalar_out(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w,
                             at::Tensor& out) {
-  return lerp_Tensor_out(a, b, wrappedScalar(w), out);
+  lerpScalar(a, b, w, out);
+  return out;
 }
 
 template <TernaryOp Op>

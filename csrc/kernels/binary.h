@@ -11,6 +11,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/ternary.h"
 #include "kernels/unary.h"
 
 namespace accel::kernels {
@@ -189,6 +190,14 @@ struct ThresholdBackwardOp {
   ACCEL_HD T operator()(T g, T x) const { return x <= threshold ? T(0) : g; }
 };
 
+// lerp with a scalar weight, by ATen's formula (see lerpOf).
+template <class T>
+struct LerpScalarOp {
+  using compute_t = T;
+  T weight;
+  ACCEL_HD T operator()(T a, T b) const { return lerpOf(a, b, weight); }
+};
+
 // The ops after Div, on one dtype: calls f(functor) for `op` if it applies to S.
 template <class S, class F>
 rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
@@ -225,6 +234,7 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
     } else {
       switch (op) {
         case BinaryOp::Atan2: return f(Atan2Op<T>{});
+        case BinaryOp::Lerp: return f(LerpScalarOp<T>{scalarAs<T>(arg)});
         case BinaryOp::GeluBackward: return f(GeluBackwardOp<T>{});
         case BinaryOp::GeluTanhBackward: return f(GeluTanhBackwardOp<T>{});
         case BinaryOp::SiluBackward: return f(SiluBackwardOp<T>{});
@@ -309,7 +319,8 @@ rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
         if constexpr (isFloating<Out>) return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
         return rt::Error::NotSupported;
       default:
-        if (!allSameDType(d) || op == BinaryOp::ThresholdBackward) return rt::Error::InvalidValue;
+        if (!allSameDType(d) || op == BinaryOp::ThresholdBackward || op == BinaryOp::Lerp)
+          return rt::Error::InvalidValue;
         return withTypedBinary<Out>(op, rhs, [&](auto f) {
           using Op = decltype(f);
           return Exec::template run<Out, Out>(d, WithScalar<Op>{f, value}, stream);

@@ -49,12 +49,13 @@ struct Scalar {
   bool is_integral = false;  // true: use `i`, else `f`
 };
 
-// Add and Sub take alpha; ThresholdBackward takes the threshold as alpha (binary) or is not
-// offered with a scalar rhs. Every op after Div needs both inputs in the output dtype.
+// Add and Sub take alpha; Lerp takes the weight and ThresholdBackward the threshold as alpha
+// (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in the output dtype.
 enum class BinaryOp : int {
   Add, Sub, Mul, Div,
   DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2,
   BitwiseAnd, BitwiseOr, BitwiseXor,
+  Lerp,  // a + alpha * (b - a), alpha the weight (a tensor weight is TernaryOp::Lerp)
   // Backward of activations: a is the incoming gradient, b the forward input (or output).
   GeluBackward, GeluTanhBackward, SiluBackward, TanhBackward, SigmoidBackward,
   ThresholdBackward,
