@@ -258,11 +258,12 @@ def _linear_pair():
 @pytest.mark.parametrize("mode", ["foreach", "fused"])
 @pytest.mark.parametrize("amsgrad", [False, True])
 @pytest.mark.parametrize("maximize", [False, True])
-def test_adamw_step_matches_cpu(mode, amsgrad, maximize):
+@pytest.mark.parametrize("optim", [torch.optim.AdamW, torch.optim.Adam])
+def test_adamw_step_matches_cpu(mode, amsgrad, maximize, optim):
     cpu, acc = _linear_pair()
     kw = dict(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99), amsgrad=amsgrad, maximize=maximize)
-    oc = torch.optim.AdamW(cpu.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
-    oa = torch.optim.AdamW(acc.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
+    oc = optim(cpu.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
+    oa = optim(acc.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
     for step in range(3):
         x = torch.randn(16, 8)
         for model, opt, inp in [(cpu, oc, x), (acc, oa, x.to("accel"))]:
@@ -271,7 +272,8 @@ def test_adamw_step_matches_cpu(mode, amsgrad, maximize):
             opt.step()
     for pc, pa in zip(cpu.parameters(), acc.parameters()):
         torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
-    for name in ["aten::_fused_adamw_", "aten::_foreach_add_.Scalar", "aten::_foreach_lerp_.Scalar",
+    for name in ["aten::_fused_adamw_", "aten::_fused_adam_", "aten::_foreach_add_.Scalar",
+                 "aten::_foreach_lerp_.Scalar",
                  "aten::_foreach_addcdiv_.ScalarList"]:
         assert name not in torch_accel.fallback_counts()
 

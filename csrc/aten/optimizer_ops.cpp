@@ -1,4 +1,4 @@
-// Optimizer and AMP ops: torch._fused_adamw_ (AdamW(fused=True)), and GradScaler's
+// Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ (Adam/AdamW(fused=True)), and GradScaler's
 // _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_. Their small control
 // tensors (steps, lr, found_inf, inv_scale, the growth tracker) stay on the device: the AMP
 // kernels read them themselves, and the AdamW step is composed of native elementwise ops.
@@ -53,14 +53,15 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   return scale;
 }
 
-// One AdamW step on one parameter, as CUDA's fused kernel computes it (opmath float for
+// One Adam (decoupled = false: L2 weight decay added to the gradient) or AdamW (decoupled:
+// the parameter decays) step on one parameter, as CUDA's fused kernel computes it (opmath float for
 // reduced precision params). `lr` is a device tensor or a number. With found_inf set, nothing
 // changes (the new values are selected away on the device).
-void adamwOne(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor exp_avg_sq,
+void adamStep(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor exp_avg_sq,
               at::Tensor max_exp_avg_sq, const at::Tensor& step, const at::Tensor& lr,
               double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
               bool maximize, const c10::optional<at::Tensor>& grad_scale,
-              const c10::optional<at::Tensor>& found_inf) {
+              const c10::optional<at::Tensor>& found_inf, bool decoupled) {
   const auto opmath = param.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
   at::Tensor p = param.to(opmath), g = grad.to(opmath), m = exp_avg.to(opmath),
              v = exp_avg_sq.to(opmath);
@@ -68,7 +69,10 @@ void adamwOne(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor 
   const at::Tensor unscaled = g;
   if (maximize) g = g.neg();
   at::Tensor step_f = step.to(opmath);
-  p = p.mul(at::Tensor(lr.mul(weight_decay)).neg().add(1));
+  if (weight_decay != 0) {
+    if (decoupled) p = p.mul(at::Tensor(lr.mul(weight_decay)).neg().add(1));
+    else g = g.add(p, weight_decay);
+  }
   m = m.lerp(g, 1 - beta1);
   v = v.mul(beta2).addcmul(g, g, 1 - beta2);
   at::Tensor bc1 = at::pow(beta1, step_f).neg().add(1);
@@ -95,12 +99,12 @@ void adamwOne(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor 
   if (grad_scale && grad_scale->defined()) commit(grad, unscaled);
 }
 
-void fusedAdamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                 at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
                 at::TensorList steps, const at::Tensor& lr, double beta1, double beta2,
                 double weight_decay, double eps, bool amsgrad, bool maximize,
                 const c10::optional<at::Tensor>& grad_scale,
-                const c10::optional<at::Tensor>& found_inf) {
+                const c10::optional<at::Tensor>& found_inf, bool decoupled) {
   const size_t n = params.size();
   TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n &&
                   steps.size() == n && (!amsgrad || max_exp_avg_sqs.size() == n),
@@ -108,13 +112,14 @@ void fusedAdamw(at::TensorList params, at::TensorList grads, at::TensorList exp_
   for (size_t i = 0; i < n; ++i) {
     TORCH_CHECK(steps[i].device() == params[i].device(),
                 "_fused_adamw_: state_steps must be on the parameters' device");
-    adamwOne(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
+    adamStep(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
              amsgrad ? max_exp_avg_sqs[i] : at::Tensor(), steps[i], lr, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, decoupled);
   }
 }
 
-void fused_adamw_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+template <bool Decoupled>
+void fused_adam_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                   at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
                   at::TensorList steps, double lr, double beta1, double beta2,
                   double weight_decay, double eps, bool amsgrad, bool maximize,
@@ -125,11 +130,12 @@ void fused_adamw_(at::TensorList params, at::TensorList grads, at::TensorList ex
   at::Tensor lr_t = at::full({}, lr, params[0].options().dtype(
                                          params[0].scalar_type() == c10::kDouble ? c10::kDouble
                                                                                  : c10::kFloat));
-  fusedAdamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr_t, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr_t, beta1, beta2,
+             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
-void fused_adamw_tensor_lr(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+template <bool Decoupled>
+void fused_adam_tensor_lr(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                            at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
                            at::TensorList steps, const at::Tensor& lr, double beta1,
                            double beta2, double weight_decay, double eps, bool amsgrad,
@@ -137,21 +143,24 @@ void fused_adamw_tensor_lr(at::TensorList params, at::TensorList grads, at::Tens
                            const c10::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
   if (lr.is_cpu()) {
-    fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr.item<double>(),
+    fused_adam_<Decoupled>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                           lr.item<double>(),
                  beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
     return;
   }
   TORCH_CHECK(lr.device() == params[0].device(),
               "lr must be on the same GPU device as the params");
-  fusedAdamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
+             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_amp_foreach_non_finite_check_and_unscale_", amp_unscale_);
   m.impl("_amp_update_scale_", amp_update_scale_);
-  m.impl("_fused_adamw_", fused_adamw_);
-  m.impl("_fused_adamw_.tensor_lr", fused_adamw_tensor_lr);
+  m.impl("_fused_adamw_", fused_adam_<true>);
+  m.impl("_fused_adamw_.tensor_lr", fused_adam_tensor_lr<true>);
+  m.impl("_fused_adam_", fused_adam_<false>);
+  m.impl("_fused_adam_.tensor_lr", fused_adam_tensor_lr<false>);
 }
 
 }  // namespace
