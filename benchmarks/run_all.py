@@ -5,7 +5,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ["allocator.py", "op_overhead.py", "copy_bandwidth.py", "ops_host.py", "lora_step.py"]
+BENCHMARKS = ["allocator.py", "op_overhead.py", "copy_bandwidth.py", "elementwise.py", "ops_host.py",
+              "lora_step.py"]
 
 
 def main():

@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
+#include "aten/elementwise_iter.h"
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -16,8 +17,6 @@ namespace accel {
 namespace {
 
 using kernels::BinaryOp;
-
-bool isHostScalar(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
 c10::ScalarType resultType(BinaryOp op, const at::Tensor& a, const at::Tensor& b) {
   c10::ScalarType t = at::result_type(a, b);
@@ -33,6 +32,7 @@ const char* opName(BinaryOp op) {
     case BinaryOp::Sub: return "sub";
     case BinaryOp::Mul: return "mul";
     case BinaryOp::Div: return "div";
+    default: break;  // the other ops are registered by binary_math_ops.cpp
   }
   return "?";
 }
@@ -40,14 +40,6 @@ const char* opName(BinaryOp op) {
 // out = a op (alpha * b). `out` may be undefined (allocated here) or a given/in-place output.
 at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                   const c10::Scalar& alpha, at::Tensor out) {
-  if (isHostScalar(a) && b.is_privateuseone()) {
-    // A scalar on the left (e.g. mul_ of a Scalar, which ATen writes as scalar * self): make
-    // it a device 0-dim tensor by a fill, which passes the value without synchronising.
-    at::Tensor lhs = at::empty({}, b.options().dtype(a.scalar_type()));
-    lhs.fill_(a.item());
-    lhs.unsafeGetTensorImpl()->set_wrapped_number(a.unsafeGetTensorImpl()->is_wrapped_number());
-    return binary(op, lhs, b, alpha, out);
-  }
   c10::ScalarType common = resultType(op, a, b);
   TORCH_CHECK(!(op == BinaryOp::Sub && common == c10::kBool),
               "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -64,12 +56,15 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                 "method ", opName(op), ")");
   }
 
+  // A Python scalar on the left (mul_.Scalar calls mul.out(scalar, self)) is filled on the
+  // device: kernels never read host memory.
+  const at::Tensor lhs = isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true).check_all_same_dtype(false);
   at::Tensor undefined;
   config.add_output(out.defined() ? out : undefined);
   if (!out.defined()) config.declare_static_dtype(common);
-  config.add_const_input(a);
+  config.add_const_input(lhs);
   if (!b_scalar) config.add_const_input(b);
   auto iter = config.build();
   at::Tensor result = iter.output();

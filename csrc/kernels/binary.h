@@ -1,10 +1,18 @@
 // Binary arithmetic: out = a op (alpha * b) for Add/Sub, out = a op b for Mul/Div. Computed in
 // the output dtype's opmath type (float for half/bfloat16), like ATen. For bool, the int
 // promotion of C++ makes Add a logical or and Mul a logical and, as in PyTorch.
+//
+// The other ops (division with rounding, pow, max/min, remainder, bitwise, and the
+// activations' backward) need both inputs already in the output dtype, so only the typed
+// path is instantiated for them.
 #pragma once
+
+#include <cmath>
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/ternary.h"
+#include "kernels/unary.h"
 
 namespace accel::kernels {
 
@@ -34,6 +42,216 @@ struct DivOp {
   ACCEL_HD T operator()(T a, T b) const { return a / b; }
 };
 
+#define ACCEL_BINARY_FUNCTOR(NAME, EXPR)                 \
+  template <class T>                                     \
+  struct NAME {                                          \
+    using compute_t = T;                                 \
+    ACCEL_HD T operator()(T a, T b) const { return EXPR; } \
+  };
+
+// NaN-propagating, like torch.maximum / torch.minimum.
+ACCEL_BINARY_FUNCTOR(MaximumOp, a != a ? a : (b != b ? b : (a > b ? a : b)))
+ACCEL_BINARY_FUNCTOR(MinimumOp, a != a ? a : (b != b ? b : (a < b ? a : b)))
+ACCEL_BINARY_FUNCTOR(BitwiseAndOp, static_cast<T>(a & b))
+ACCEL_BINARY_FUNCTOR(BitwiseOrOp, static_cast<T>(a | b))
+ACCEL_BINARY_FUNCTOR(BitwiseXorOp, static_cast<T>(a ^ b))
+ACCEL_BINARY_FUNCTOR(Atan2Op, std::atan2(a, b))
+ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a * (T(1) - b * b))
+ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a * (T(1) - b) * b)
+#undef ACCEL_BINARY_FUNCTOR
+
+template <class T>
+struct DivTruncOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if constexpr (isFloating<T>) return std::trunc(a / b);
+    else return b == T(0) ? T(0) : static_cast<T>(a / b);
+  }
+};
+
+// ATen's div_floor: floor of the true quotient, computed from fmod to stay exact.
+template <class T>
+struct DivFloorOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if constexpr (isFloating<T>) {
+      if (b == T(0)) return a / b;
+      T mod = std::fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != T(0) && (b < T(0)) != (mod < T(0))) div -= T(1);
+      if (div == T(0)) return std::copysign(T(0), a / b);
+      T floordiv = std::floor(div);
+      if (div - floordiv > T(0.5)) floordiv += T(1);
+      return floordiv;
+    } else {
+      if (b == T(0)) return T(0);
+      T q = static_cast<T>(a / b);
+      if constexpr (std::is_signed_v<T>) {
+        if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+      }
+      return q;
+    }
+  }
+};
+
+// Python's modulo: the result has the divisor's sign.
+template <class T>
+struct RemainderOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if constexpr (isFloating<T>) {
+      T mod = std::fmod(a, b);
+      if (mod != T(0) && (b < T(0)) != (mod < T(0))) mod += b;
+      return mod;
+    } else {
+      if (b == T(0)) return T(0);
+      T mod = static_cast<T>(a % b);
+      if constexpr (std::is_signed_v<T>) {
+        if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+      }
+      return mod;
+    }
+  }
+};
+
+// C's fmod: the result has the dividend's sign.
+template <class T>
+struct FmodOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if constexpr (isFloating<T>) return std::fmod(a, b);
+    else return b == T(0) ? T(0) : static_cast<T>(a % b);
+  }
+};
+
+// Integer powers by squaring (negative exponents as in ATen: 1, -1 or 0); pow for floating.
+template <class T>
+struct PowOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if constexpr (isFloating<T>) {
+      return std::pow(a, b);
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {
+          if (a == 1) return T(1);
+          if (a == -1) return (b & 1) ? T(-1) : T(1);
+          return T(0);
+        }
+      }
+      T result = 1, base = a;
+      for (T e = b; e != 0; e = static_cast<T>(e >> 1)) {
+        if (e & 1) result = static_cast<T>(result * base);
+        base = static_cast<T>(base * base);
+      }
+      return result;
+    }
+  }
+};
+
+// a = grad, b = the forward input.
+template <class T>
+struct GeluBackwardOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    const T pdf = std::exp(T(-0.5) * x * x) * T(kSqrt2OverPi * 0.5);
+    return g * (cdf + x * pdf);
+  }
+};
+
+template <class T>
+struct GeluTanhBackwardOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T g, T x) const {
+    const T k = T(kSqrt2OverPi), c = T(0.044715);
+    const T inner = k * (x + c * x * x * x);
+    const T t = std::tanh(inner);
+    const T left = T(0.5) * x, right = T(1) + t;
+    const T dinner = k * (T(1) + T(3) * c * x * x);
+    return g * (T(0.5) * right + left * (T(1) - t * t) * dinner);
+  }
+};
+
+template <class T>
+struct SiluBackwardOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+
+// a = grad, b = the forward input: grad where input > threshold, else 0.
+template <class T>
+struct ThresholdBackwardOp {
+  using compute_t = T;
+  T threshold;
+  ACCEL_HD T operator()(T g, T x) const { return x <= threshold ? T(0) : g; }
+};
+
+// lerp with a scalar weight, by ATen's formula (see lerpOf).
+template <class T>
+struct LerpScalarOp {
+  using compute_t = T;
+  T weight;
+  ACCEL_HD T operator()(T a, T b) const { return lerpOf(a, b, weight); }
+};
+
+// The ops after Div, on one dtype: calls f(functor) for `op` if it applies to S.
+template <class S, class F>
+rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
+  using T = OpMath<S>;
+  switch (op) {
+    case BinaryOp::Maximum: return f(MaximumOp<T>{});
+    case BinaryOp::Minimum: return f(MinimumOp<T>{});
+    case BinaryOp::ThresholdBackward: return f(ThresholdBackwardOp<T>{scalarAs<T>(arg)});
+    default: break;
+  }
+  if constexpr (std::is_same_v<S, bool>) {
+    switch (op) {
+      case BinaryOp::BitwiseAnd: return f(BitwiseAndOp<S>{});
+      case BinaryOp::BitwiseOr: return f(BitwiseOrOp<S>{});
+      case BinaryOp::BitwiseXor: return f(BitwiseXorOp<S>{});
+      default: return rt::Error::NotSupported;
+    }
+  } else {
+    switch (op) {
+      case BinaryOp::DivFloor: return f(DivFloorOp<T>{});
+      case BinaryOp::DivTrunc: return f(DivTruncOp<T>{});
+      case BinaryOp::Pow: return f(PowOp<T>{});
+      case BinaryOp::Remainder: return f(RemainderOp<T>{});
+      case BinaryOp::Fmod: return f(FmodOp<T>{});
+      default: break;
+    }
+    if constexpr (!isFloating<S>) {
+      switch (op) {
+        case BinaryOp::BitwiseAnd: return f(BitwiseAndOp<T>{});
+        case BinaryOp::BitwiseOr: return f(BitwiseOrOp<T>{});
+        case BinaryOp::BitwiseXor: return f(BitwiseXorOp<T>{});
+        default: return rt::Error::NotSupported;
+      }
+    } else {
+      switch (op) {
+        case BinaryOp::Atan2: return f(Atan2Op<T>{});
+        case BinaryOp::Lerp: return f(LerpScalarOp<T>{scalarAs<T>(arg)});
+        case BinaryOp::GeluBackward: return f(GeluBackwardOp<T>{});
+        case BinaryOp::GeluTanhBackward: return f(GeluTanhBackwardOp<T>{});
+        case BinaryOp::SiluBackward: return f(SiluBackwardOp<T>{});
+        case BinaryOp::TanhBackward: return f(TanhBackwardOp<T>{});
+        case BinaryOp::SigmoidBackward: return f(SigmoidBackwardOp<T>{});
+        default: return rt::Error::NotSupported;
+      }
+    }
+  }
+}
+
+inline bool allSameDType(const ElementwiseDesc& d) {
+  for (int k = 1; k < d.noperands; ++k)
+    if (d.op[k].dtype != d.op[0].dtype) return false;
+  return true;
+}
+
 // Inputs already in the output dtype (the usual case after TensorIterator's type promotion)
 // get typed loads and the dense fast path; mixed dtypes are cast per element.
 template <class Exec, class Out, class F>
@@ -60,8 +278,12 @@ rt::Error launchBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::
         // The aten layer only divides into floating outputs (true division).
         if constexpr (isFloating<Out>) return runBinary<Exec, Out>(d, DivOp<T>{}, stream);
         return rt::Error::NotSupported;
+      default:
+        if (!allSameDType(d)) return rt::Error::InvalidValue;
+        return withTypedBinary<Out>(op, alpha, [&](auto f) {
+          return Exec::template run<Out, Out, Out>(d, f, stream);
+        });
     }
-    return rt::Error::InvalidValue;
   });
 }
 
@@ -96,8 +318,14 @@ rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
       case BinaryOp::Div:
         if constexpr (isFloating<Out>) return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
         return rt::Error::NotSupported;
+      default:
+        if (!allSameDType(d) || op == BinaryOp::ThresholdBackward || op == BinaryOp::Lerp)
+          return rt::Error::InvalidValue;
+        return withTypedBinary<Out>(op, rhs, [&](auto f) {
+          using Op = decltype(f);
+          return Exec::template run<Out, Out>(d, WithScalar<Op>{f, value}, stream);
+        });
     }
-    return rt::Error::InvalidValue;
   });
 }
 

@@ -49,7 +49,43 @@ struct Scalar {
   bool is_integral = false;  // true: use `i`, else `f`
 };
 
-enum class BinaryOp : int { Add, Sub, Mul, Div };
+// Add and Sub take alpha; Lerp takes the weight and ThresholdBackward the threshold as alpha
+// (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in the output dtype.
+enum class BinaryOp : int {
+  Add, Sub, Mul, Div,
+  DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2,
+  BitwiseAnd, BitwiseOr, BitwiseXor,
+  Lerp,  // a + alpha * (b - a), alpha the weight (a tensor weight is TernaryOp::Lerp)
+  // Backward of activations: a is the incoming gradient, b the forward input (or output).
+  GeluBackward, GeluTanhBackward, SiluBackward, TanhBackward, SigmoidBackward,
+  ThresholdBackward,
+};
+
+enum class UnaryOp : int {
+  Neg, Abs, Sign, Relu, BitwiseNot, LogicalNot, IsNan, IsFinite,
+  Exp, Exp2, Expm1, Log, Log1p, Log2, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh, Sigmoid, Erf,
+  Floor, Ceil, Round, Trunc, Silu, Gelu, GeluTanh,
+  Clamp,      // a = min (if has_a), b = max (if has_b)
+  NanToNum,   // a = nan, b = posinf, c = neginf replacements
+  Softplus,   // a = beta, b = threshold
+};
+
+struct UnaryParams {
+  Scalar a, b, c;
+  bool has_a = false, has_b = false;
+};
+
+// out (bool) = a op b. Inputs in one dtype (the comparison's common dtype).
+enum class CompareOp : int { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
+
+// Three inputs, all in the output dtype except Where's condition (bool).
+enum class TernaryOp : int {
+  Where,    // cond ? a : b
+  Lerp,     // a + w * (b - a), w the third input
+  Addcmul,  // a + value * b * c
+  Addcdiv,  // a + value * b / c
+  Clamp,    // min(max(a, lo), hi): b = lo, c = hi
+};
 
 struct KernelTable {
   // out[i] = cast(in[i]): operand 0 is the destination, operand 1 the source.
@@ -61,6 +97,28 @@ struct KernelTable {
   // out = a op rhs: operand 0 is the output, operand 1 the tensor input.
   rt::Error (*binary_scalar)(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
                              rt::Stream stream);
+  // out = op(in): operand 0 the output, operand 1 the input (same dtype; bool out for the
+  // predicates LogicalNot, IsNan, IsFinite).
+  rt::Error (*unary)(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p,
+                     rt::Stream stream);
+  // out (bool) = a op b, a and b in one dtype.
+  rt::Error (*compare)(CompareOp op, const ElementwiseDesc& d, rt::Stream stream);
+  rt::Error (*compare_scalar)(CompareOp op, const ElementwiseDesc& d, Scalar rhs,
+                              rt::Stream stream);
+  // Operands: out, then three inputs; `value` scales Addcmul/Addcdiv.
+  rt::Error (*ternary)(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream);
+  // out = mask ? value : in (operands out, mask (bool), in).
+  rt::Error (*masked_fill)(const ElementwiseDesc& d, Scalar value, rt::Stream stream);
+  // AMP, on float32 device scalars read by the kernel itself (no host reads):
+  // grads (operands out = in, any floating dtype) *= *inv_scale, and *found_inf = 1 if any
+  // element is not finite.
+  rt::Error (*amp_unscale)(const ElementwiseDesc& d, float* found_inf, const float* inv_scale,
+                           rt::Stream stream);
+  // torch._amp_update_scale_: one-element launch over the scale (operands out = in = scale).
+  rt::Error (*amp_update_scale)(const ElementwiseDesc& d, int32_t* growth_tracker,
+                                const float* found_inf, double growth_factor,
+                                double backoff_factor, int64_t growth_interval,
+                                rt::Stream stream);
 };
 
 // The table for the driver in use (rt::driver()).

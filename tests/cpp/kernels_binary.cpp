@@ -151,5 +151,56 @@ TEST_F(BinaryTest, LargeAndInPlace) {
   runAndCheck(strided, BinaryOp::Mul, floating(1));
 }
 
+
+// The same-dtype ops after Div, against double references (exactly representable inputs).
+TEST_F(BinaryTest, TypedOpsMatchReferences) {
+  struct Case { BinaryOp op; double (*ref)(double, double); };
+  const Case cases[] = {
+      {BinaryOp::Maximum, [](double a, double b) { return std::max(a, b); }},
+      {BinaryOp::Minimum, [](double a, double b) { return std::min(a, b); }},
+      {BinaryOp::DivFloor, [](double a, double b) { return std::floor(a / b); }},
+      {BinaryOp::DivTrunc, [](double a, double b) { return std::trunc(a / b); }},
+      {BinaryOp::Remainder, [](double a, double b) { return a - b * std::floor(a / b); }},
+      {BinaryOp::Fmod, [](double a, double b) { return std::fmod(a, b); }},
+      {BinaryOp::Pow, [](double a, double b) { return b < 0 ? (a == 1 ? 1.0 : a == -1 ? std::pow(a, b) : 0.0) : std::pow(a, b); }},
+  };
+  for (DType t : {DType::Float, DType::Double, DType::Int64, DType::Int32, DType::Int16}) {
+    for (const Case& c : cases) {
+      if (c.op == BinaryOp::Pow && !isIntegral(t)) continue;  // integer pow semantics only
+      Problem p(this, {7, 3});
+      p.addContiguous(t, [](int64_t) { return 0.0; });
+      p.addContiguous(t, [&](int64_t j) { return double(j % 9) - 4; });
+      p.add(t, {0, 1}, [&](int64_t j) { return double(j) - 1 == 0 ? 2.0 : double(j) - 1; });  // -1, 2, 1
+      ASSERT_EQ(hostTable().binary(c.op, p.desc(), integral(1), stream_), rt::Error::Success);
+      p.download();
+      for (int64_t i = 0; i < p.numel(); ++i)
+        ASSERT_EQ(p.at(0, i), roundTo(t, c.ref(p.at(1, i), p.at(2, i))))
+            << "op " << int(c.op) << " dtype " << int(t) << " a=" << p.at(1, i) << " b=" << p.at(2, i);
+    }
+  }
+  // Mixed input dtypes are the aten layer's job for these ops.
+  Problem m(this, {3});
+  m.addContiguous(DType::Float, [](int64_t) { return 0.0; });
+  m.addContiguous(DType::Float, [](int64_t) { return 1.0; });
+  m.addContiguous(DType::Int32, [](int64_t) { return 1.0; });
+  EXPECT_EQ(hostTable().binary(BinaryOp::Maximum, m.desc(), integral(1), stream_), rt::Error::InvalidValue);
+}
+
+TEST_F(BinaryTest, ActivationBackward) {
+  Problem p(this, {11});
+  p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
+  p.addContiguous(DType::Float, [](int64_t j) { return 1.0 + j * 0.125; });  // grad
+  p.addContiguous(DType::Float, [](int64_t j) { return j * 0.25 - 1.25; });  // input
+  ASSERT_EQ(hostTable().binary(BinaryOp::ThresholdBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  p.download();
+  for (int64_t i = 0; i < 11; ++i) ASSERT_EQ(p.at(0, i), p.at(2, i) <= 0 ? 0.0 : p.at(1, i));
+  ASSERT_EQ(hostTable().binary(BinaryOp::SiluBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  p.download();
+  for (int64_t i = 0; i < 11; ++i) {
+    const double g = p.at(1, i), x = p.at(2, i), s = 1 / (1 + std::exp(-x));
+    ASSERT_NEAR(p.at(0, i), g * s * (1 + x * (1 - s)), 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace accel::kernels::testing

@@ -1,0 +1,333 @@
+"""Native unary, binary, comparison, pointwise, activation, foreach, AdamW and AMP ops
+against CPU: dtypes, broadcasting, non-contiguous inputs, in-place and out= forms."""
+import pytest
+import torch
+
+import torch_accel
+
+FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
+TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-10, atol=1e-10),
+       torch.bfloat16: dict(rtol=2e-2, atol=2e-2), torch.float16: dict(rtol=2e-3, atol=2e-3)}
+
+
+def close(got, expected, dtype=None):
+    assert got.device.type == "accel"
+    assert got.dtype == expected.dtype
+    tol = TOL.get(dtype or expected.dtype, dict(rtol=0, atol=0))
+    torch.testing.assert_close(got.cpu(), expected, equal_nan=True, **tol)
+
+
+def no_fallback():
+    assert torch_accel.fallback_counts() == {}
+
+
+UNARY_FLOAT = ["exp", "exp2", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "reciprocal", "sin",
+               "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc", "neg", "abs",
+               "sign"]
+
+
+def sample(dtype, shape=(6, 5), positive=False):
+    x = torch.randn(shape) * 3
+    if positive:
+        x = x.abs() + 0.1
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("name", UNARY_FLOAT)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unary_float(name, dtype):
+    positive = name in ("log", "log1p", "log2", "sqrt", "rsqrt")
+    x = sample(dtype, positive=positive)
+    fn = getattr(torch, name)
+    close(fn(x.to("accel")), fn(x), dtype)
+    # in-place on a non-contiguous view, and out=
+    a = x.to("accel")
+    getattr(a.t(), name + "_")()
+    close(a, fn(x), dtype)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    fn(x.to("accel")[:, ::2], out=out)
+    close(out, fn(x[:, ::2]), dtype)
+    no_fallback()
+
+
+@pytest.mark.parametrize("name", ["exp", "sqrt", "sigmoid", "floor", "neg", "abs", "sign"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_unary_int(name, dtype):
+    x = torch.arange(0, 12).reshape(3, 4).to(dtype)
+    if dtype == torch.uint8 and name == "neg":
+        pytest.skip("uint8 negation wraps")
+    fn = getattr(torch, name)
+    close(fn(x.to("accel")), fn(x), fn(x).dtype)
+    no_fallback()
+
+
+def test_logical_bitwise_nan_to_num():
+    b = torch.tensor([True, False, True])
+    i = torch.tensor([0, 3, -7], dtype=torch.int32)
+    close(torch.logical_not(b.to("accel")), torch.logical_not(b))
+    close(torch.logical_not(i.to("accel")), torch.logical_not(i))
+    close(torch.bitwise_not(i.to("accel")), torch.bitwise_not(i))
+    close(~b.to("accel"), ~b)
+    f = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    close(torch.isnan(f.to("accel")), torch.isnan(f))
+    close(torch.isfinite(f.to("accel")), torch.isfinite(f))
+    close(torch.nan_to_num(f.to("accel")), torch.nan_to_num(f))
+    close(torch.nan_to_num(f.to("accel"), 1.0, 2.0, -3.0), torch.nan_to_num(f, 1.0, 2.0, -3.0))
+    no_fallback()
+
+
+BINARY = ["pow", "maximum", "minimum", "remainder", "fmod", "atan2"]
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
+def test_binary_broadcast(name, dtype):
+    if name == "atan2" and not dtype.is_floating_point:
+        pytest.skip("atan2 promotes")
+    x = sample(dtype, (4, 1, 5))
+    y = sample(dtype, (3, 5))
+    if name == "pow":
+        x = x.abs() if dtype.is_floating_point else x.abs() % 4
+        y = (y.abs() % 3) if not dtype.is_floating_point else y
+    if name in ("remainder", "fmod") and not dtype.is_floating_point:
+        y = torch.where(y == 0, torch.ones_like(y), y)
+    fn = getattr(torch, name)
+    close(fn(x.to("accel"), y.to("accel")), fn(x, y), dtype)
+    close(fn(x.to("accel").expand(4, 3, 5).transpose(0, 1), y.to("accel")[:, None, :]),
+          fn(x.expand(4, 3, 5).transpose(0, 1), y[:, None, :]), dtype)
+    no_fallback()
+
+
+def test_binary_scalars_and_modes():
+    x = torch.randn(5, 4) * 4
+    y = torch.randn(5, 4) * 2 + 0.5
+    a, b = x.to("accel"), y.to("accel")
+    for mode in ["floor", "trunc"]:
+        close(torch.div(a, b, rounding_mode=mode), torch.div(x, y, rounding_mode=mode))
+        close(torch.div(a, 3, rounding_mode=mode), torch.div(x, 3, rounding_mode=mode))
+        xi, yi = (x * 3).long(), torch.tensor([3, -2, 5, -7])
+        close(torch.div(xi.to("accel"), yi.to("accel"), rounding_mode=mode),
+              torch.div(xi, yi, rounding_mode=mode))
+    close(a // b, x // y)
+    close(a ** 2, x ** 2)
+    close(2 ** a, 2 ** x)
+    close(a.abs() ** 0.5, x.abs() ** 0.5)
+    close(torch.tensor([2, 3, -2]).to("accel") ** 3, torch.tensor([2, 3, -2]) ** 3)
+    close(a % 1.5, x % 1.5)
+    c = a.clone()
+    c.pow_(2)
+    close(c, x.pow(2))
+    i, j = torch.tensor([12, 5, 7]), torch.tensor([10, 3, 1])
+    for op in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+        close(getattr(torch, op)(i.to("accel"), j.to("accel")), getattr(torch, op)(i, j))
+    close(i.to("accel") & 6, i & 6)
+    no_fallback()
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_compare(op, dtype):
+    x = (torch.randn(4, 1, 3) * 2).round().to(dtype)
+    y = (torch.randn(2, 3) * 2).round().to(dtype)
+    fn = getattr(torch, op)
+    close(fn(x.to("accel"), y.to("accel")), fn(x, y))
+    close(fn(x.to("accel"), 0.5), fn(x, 0.5))
+    close(fn(x.to("accel"), y.float().to("accel")), fn(x, y.float()))  # promotion
+    a = x.float().to("accel")
+    getattr(a, op + "_")(y.float().to("accel")[0])
+    close(a, getattr(x.float(), op)(y.float()[0]).float())
+    out = torch.empty(0, dtype=torch.bool, device="accel")
+    fn(x.to("accel"), y.to("accel"), out=out)
+    close(out, fn(x, y))
+    no_fallback()
+
+
+def test_logical_binary():
+    x = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    y = torch.tensor([1, 0, 3, 0])
+    for op in ["logical_and", "logical_or", "logical_xor"]:
+        fn = getattr(torch, op)
+        close(fn(x.to("accel"), y.to("accel")), fn(x, y))
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64])
+def test_where_masked_fill_clamp(dtype):
+    x, y = sample(dtype, (4, 5)), sample(dtype, (5,))
+    cond = torch.randn(4, 1) > 0
+    close(torch.where(cond.to("accel"), x.to("accel"), y.to("accel")), torch.where(cond, x, y), dtype)
+    close(torch.where(cond.to("accel"), x.to("accel"), 0.0), torch.where(cond, x, 0.0), dtype)
+    a = x.to("accel")
+    a.masked_fill_(cond.to("accel"), -1)
+    close(a, x.masked_fill(cond, -1), dtype)
+    a = x.to("accel")
+    a.masked_fill_(cond[0].to("accel"), torch.tensor(5, dtype=dtype).to("accel"))
+    close(a, x.masked_fill(cond[0], torch.tensor(5, dtype=dtype)), dtype)
+    close(x.to("accel").clamp(-1, 2), x.clamp(-1, 2), dtype)
+    close(x.to("accel").clamp(min=0.5), x.clamp(min=0.5), dtype)
+    close(x.to("accel").clamp_max(1), x.clamp_max(1), dtype)
+    lo, hi = -y.abs(), y.abs()
+    close(x.to("accel").clamp(lo.to("accel"), hi.to("accel")), x.clamp(lo, hi), dtype)
+    close(torch.clamp_min(x.to("accel"), lo.to("accel")), torch.clamp_min(x, lo), dtype)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_lerp_addcmul_addcdiv(dtype):
+    a, b, c = sample(dtype, (3, 4)), sample(dtype, (3, 4)), sample(dtype, (4,), positive=True)
+    A, B, C = a.to("accel"), b.to("accel"), c.to("accel")
+    close(torch.lerp(A, B, 0.3), torch.lerp(a, b, 0.3), dtype)
+    w = torch.rand(3, 4).to(dtype)
+    close(torch.lerp(A, B, w.to("accel")), torch.lerp(a, b, w), dtype)
+    close(torch.addcmul(A, B, C, value=0.5), torch.addcmul(a, b, c, value=0.5), dtype)
+    close(torch.addcdiv(A, B, C, value=-2), torch.addcdiv(a, b, c, value=-2), dtype)
+    A.addcdiv_(B, C)
+    close(A, a.addcdiv(b, c), dtype)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_activations_and_backward(dtype):
+    torch.manual_seed(0)
+    x = sample(dtype, (6, 7))
+    for fn in [torch.nn.functional.relu, torch.nn.functional.silu, torch.sigmoid, torch.tanh,
+               lambda t: torch.nn.functional.gelu(t), lambda t: torch.nn.functional.gelu(t, approximate="tanh")]:
+        xc = x.clone().float().requires_grad_()
+        xa = x.to("accel").float().requires_grad_()
+        g = torch.randn(6, 7)
+        yc, ya = fn(xc), fn(xa)
+        yc.backward(g)
+        ya.backward(g.to("accel"))
+        close(ya.detach(), yc.detach())
+        close(xa.grad, xc.grad)
+        close(fn(x.to("accel")), fn(x), dtype)
+    sp = torch.nn.functional.softplus
+    close(sp(x.to("accel"), beta=2, threshold=3), sp(x, beta=2, threshold=3), dtype)
+    a = x.to("accel")
+    torch.nn.functional.relu_(a)
+    close(a, torch.relu(x), dtype)
+    no_fallback()
+
+
+def test_foreach_ops():
+    xs = [torch.randn(3, 4), torch.randn(5)]
+    ys = [torch.randn(3, 4), torch.randn(5).abs() + 0.5]
+    A, B = [t.to("accel") for t in xs], [t.to("accel") for t in ys]
+    for got, exp in zip(torch._foreach_add(A, B, alpha=2), torch._foreach_add(xs, ys, alpha=2)):
+        close(got, exp)
+    for got, exp in zip(torch._foreach_mul(A, 3.0), torch._foreach_mul(xs, 3.0)):
+        close(got, exp)
+    torch._foreach_mul_(A, torch.tensor(0.5).to("accel"))
+    torch._foreach_div_(A, [2.0, 4.0])
+    torch._foreach_addcmul_(A, B, B, 0.1)
+    torch._foreach_addcdiv_(A, B, B, [0.2, 0.3])
+    torch._foreach_lerp_(A, B, 0.25)
+    expected = [x * 0.5 for x in xs]
+    expected = [e / s for e, s in zip(expected, [2.0, 4.0])]
+    expected = [e.addcmul(y, y, value=0.1) for e, y in zip(expected, ys)]
+    expected = [e.addcdiv(y, y, value=s) for e, y, s in zip(expected, ys, [0.2, 0.3])]
+    expected = [e.lerp(y, 0.25) for e, y in zip(expected, ys)]
+    for got, exp in zip(A, expected):
+        close(got, exp)
+    for got, exp in zip(torch._foreach_sub(B, A, alpha=0.5), torch._foreach_sub(ys, expected, alpha=0.5)):
+        close(got, exp)
+    torch._foreach_maximum_(A, B)
+    for got, exp in zip(A, torch._foreach_maximum(expected, ys)):
+        close(got, exp)
+    torch._foreach_copy_(A, B)
+    torch._foreach_zero_(B)
+    for a, b, y in zip(A, B, ys):
+        close(a, y)
+        close(b, torch.zeros_like(y))
+    B = [t.to("accel") for t in ys]
+    for got, exp in zip(torch._foreach_sqrt(B), torch._foreach_sqrt(ys)):
+        close(got, exp)
+    for got, exp in zip(torch._foreach_neg(B), torch._foreach_neg(ys)):
+        close(got, exp)
+    no_fallback()
+
+
+def _linear_pair():
+    torch.manual_seed(1)
+    cpu = torch.nn.Linear(8, 4)
+    acc = torch.nn.Linear(8, 4).to("accel")
+    acc.load_state_dict(cpu.state_dict())
+    return cpu, acc
+
+
+@pytest.mark.parametrize("mode", ["foreach", "fused"])
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("optim", [torch.optim.AdamW, torch.optim.Adam])
+def test_adamw_step_matches_cpu(mode, amsgrad, maximize, optim):
+    cpu, acc = _linear_pair()
+    kw = dict(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99), amsgrad=amsgrad, maximize=maximize)
+    oc = optim(cpu.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
+    oa = optim(acc.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
+    for step in range(3):
+        x = torch.randn(16, 8)
+        for model, opt, inp in [(cpu, oc, x), (acc, oa, x.to("accel"))]:
+            opt.zero_grad()
+            model(inp).pow(2).sum().backward()
+            opt.step()
+    for pc, pa in zip(cpu.parameters(), acc.parameters()):
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
+    for name in ["aten::_fused_adamw_", "aten::_fused_adam_", "aten::_foreach_add_.Scalar",
+                 "aten::_foreach_lerp_.Scalar",
+                 "aten::_foreach_addcdiv_.ScalarList"]:
+        assert name not in torch_accel.fallback_counts()
+
+
+def test_grad_scaler_skips_step_on_inf():
+    cpu, acc = _linear_pair()
+    scaler = torch.amp.GradScaler("accel", init_scale=1024.0)
+    opt = torch.optim.SGD(acc.parameters(), lr=0.1)
+    before = [p.detach().cpu().clone() for p in acc.parameters()]
+    loss = acc(torch.randn(4, 8).to("accel")).sum()
+    scaler.scale(loss).backward()
+    acc.weight.grad[0, 0] = float("inf")
+    scaler.step(opt)
+    scaler.update()
+    for b, p in zip(before, acc.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), b)  # step skipped
+    assert scaler.get_scale() == 512.0  # backed off
+    # A clean step unscales the grads and applies them.
+    opt.zero_grad()
+    x = torch.randn(4, 8)
+    scaler.scale(acc(x.to("accel")).sum()).backward()
+    scaler.unscale_(opt)
+    cpu.zero_grad()
+    cpu(x).sum().backward()
+    torch.testing.assert_close(acc.weight.grad.cpu(), cpu.weight.grad, rtol=1e-5, atol=1e-5)
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 512.0
+    for name in ["aten::_amp_foreach_non_finite_check_and_unscale_", "aten::_amp_update_scale_"]:
+        assert name not in torch_accel.fallback_counts()
+
+
+def test_fused_adamw_with_grad_scaler_matches_cpu():
+    """scaler.step hands grad_scale and found_inf to _fused_adamw_: an inf step changes nothing,
+    a clean one matches CPU's fused AdamW under its own GradScaler."""
+    cpu, acc = _linear_pair()
+    runs = []
+    for model, dev in [(cpu, "cpu"), (acc, "accel")]:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1, fused=True)
+        scaler = torch.amp.GradScaler(dev, init_scale=256.0, growth_interval=1)
+        runs.append((model, opt, scaler, dev))
+    torch.manual_seed(3)
+    inputs = [torch.randn(4, 8) for _ in range(3)]
+    for step, x in enumerate(inputs):
+        for model, opt, scaler, dev in runs:
+            opt.zero_grad()
+            scaler.scale(model(x.to(dev)).pow(2).sum()).backward()
+            if step == 1:
+                model.bias.grad[0] = float("nan")
+            scaler.step(opt)
+            scaler.update()
+    for (pc, pa) in zip(cpu.parameters(), acc.parameters()):
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
+    assert runs[0][2].get_scale() == runs[1][2].get_scale()
+    for name in ["aten::_fused_adamw_", "aten::_amp_foreach_non_finite_check_and_unscale_",
+                 "aten::_amp_update_scale_"]:
+        assert name not in torch_accel.fallback_counts()
