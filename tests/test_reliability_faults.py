@@ -31,11 +31,15 @@ def retry(fn):
             caught[classify(e)] += 1
     raise AssertionError("100 failures in a row")
 
-X, Y = torch.randn(64, 16), torch.randn(64, 4)
+# A batch above 1 MiB comes from the large pool, which empty_cache can give back each time.
+X, Y = torch.randn(20000, 16), torch.randn(20000, 4)
 model = retry(lambda: torch.nn.Linear(16, 4).to("accel"))
 opt = torch.optim.SGD(model.parameters(), lr=0.05)
 steps_ok = 0
 for step in range(300):
+    x = y = loss = None
+    if step % 5 == 0:
+        torch.accel.empty_cache()  # so that device mallocs (and their faults) keep happening
     try:
         x, y = X.to("accel"), Y.to("accel")
         loss = torch.nn.functional.mse_loss(model(x), y)
@@ -50,14 +54,10 @@ for step in range(300):
 # The model still computes what the CPU computes with the same parameters.
 w, b = retry(lambda: (model.weight.detach().cpu(), model.bias.detach().cpu()))
 out = retry(lambda: model(X.to("accel")).detach().cpu())
-torch.testing.assert_close(out, X @ w.T + b, rtol=1e-5, atol=1e-5)
+torch.testing.assert_close(out, X @ w.T + b, rtol=1e-4, atol=1e-4)
 
 # Nothing is lost: with every tensor gone the allocator holds nothing and gives all back.
-del model, opt, out
-try:
-    del x, y, loss
-except NameError:
-    pass
+del model, opt, out, x, y, loss
 gc.collect()
 retry(torch.accel.synchronize)
 stats = torch.accel.memory_stats()
@@ -91,7 +91,7 @@ def _run(spec):
 
 def test_training_survives_injected_faults():
     (inj_malloc, inj_memcpy, inj_launch), (oom, memcpy, launch, num_ooms), ok = _run(
-        "malloc:0.05,memcpy:0.01,launch:0.01,seed:1")
+        "malloc:0.2,memcpy:0.01,launch:0.01,seed:1")
     # Every failed copy or launch surfaced exactly once, as a RuntimeError naming the call.
     assert memcpy == inj_memcpy and launch == inj_launch
     assert memcpy > 0 and launch > 0
