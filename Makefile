@@ -74,9 +74,10 @@ test-tsan: sysdeps
 test-protect: build
 	TORCH_ACCEL_PROTECT=1 $(PY) -m pytest -q tests
 
+# The main job: LoRA fine-tuning of a small Llama on accel (plots and adapter in lora-out/).
 demo: build
 	$(PY) -m torch_accel info
-	$(PY) examples/quickstart.py
+	$(PY) examples/lora_finetune.py --device accel --out lora-out
 
 bench: build
 	$(PY) benchmarks/run_all.py --out bench-results

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ["allocator.py", "op_overhead.py", "copy_bandwidth.py"]
+BENCHMARKS = ["allocator.py", "op_overhead.py", "copy_bandwidth.py", "lora_step.py"]
 
 
 def main():

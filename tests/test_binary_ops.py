@@ -60,3 +60,14 @@ def test_bool_sub_error_matches_cpu():
     b = torch.tensor([True, False], device="accel")
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
         b - b
+
+
+def test_scalar_on_the_left():
+    x = torch.arange(1.0, 5.0)
+    a = x.to("accel")
+    torch.testing.assert_close((2 - a).cpu(), 2 - x)  # rsub: the scalar is the left operand
+    xs = [x.clone().to("accel"), (x * 2).to("accel")]
+    torch._foreach_mul_(xs, 2.5)  # ATen's slow path computes scalar * tensor
+    torch.testing.assert_close(xs[0].cpu(), x * 2.5)
+    torch.testing.assert_close(xs[1].cpu(), x * 5.0)
+    assert torch_accel.fallback_counts() == {}

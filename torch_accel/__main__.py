@@ -1,6 +1,8 @@
 """``python -m torch_accel <command>``.
 
-  info      a deviceQuery: driver, devices, capacity, free memory, torch, CUDA plugin
+  info                        a deviceQuery: driver, devices, capacity, free memory, torch
+  preflight SCRIPT [ARGS...]  lists the ops of one training step that would fall back to the
+                              CPU, on fake tensors (SCRIPT defines preflight_step(argv))
 """
 import argparse
 import sys
@@ -30,11 +32,30 @@ def _info(args) -> int:
     return 0
 
 
+def _preflight(args) -> int:
+    import runpy
+
+    from torch_accel import preflight
+
+    namespace = runpy.run_path(args.script, run_name="__preflight__")
+    if "preflight_step" not in namespace:
+        print(f"error: {args.script} defines no preflight_step(argv) returning a step function",
+              file=sys.stderr)
+        return 2
+    report = preflight.run(namespace["preflight_step"](args.script_args))
+    print(report.format())
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_accel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="describe the driver and the devices").set_defaults(func=_info)
+    pre = sub.add_parser("preflight", help="ops of one training step that would fall back")
+    pre.add_argument("script")
+    pre.add_argument("script_args", nargs=argparse.REMAINDER)
+    pre.set_defaults(func=_preflight)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -4,6 +4,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
@@ -39,6 +40,14 @@ const char* opName(BinaryOp op) {
 // out = a op (alpha * b). `out` may be undefined (allocated here) or a given/in-place output.
 at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                   const c10::Scalar& alpha, at::Tensor out) {
+  if (isHostScalar(a) && b.is_privateuseone()) {
+    // A scalar on the left (e.g. mul_ of a Scalar, which ATen writes as scalar * self): make
+    // it a device 0-dim tensor by a fill, which passes the value without synchronising.
+    at::Tensor lhs = at::empty({}, b.options().dtype(a.scalar_type()));
+    lhs.fill_(a.item());
+    lhs.unsafeGetTensorImpl()->set_wrapped_number(a.unsafeGetTensorImpl()->is_wrapped_number());
+    return binary(op, lhs, b, alpha, out);
+  }
   c10::ScalarType common = resultType(op, a, b);
   TORCH_CHECK(!(op == BinaryOp::Sub && common == c10::kBool),
               "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -48,14 +57,12 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
                 " can't be cast to the desired output type ", out.scalar_type());
   }
   bool b_scalar = isHostScalar(b) && !isHostScalar(a);
-  TORCH_CHECK(a.is_privateuseone() || isHostScalar(a),
-              "Expected all tensors to be on the same device, but found at least two devices, ",
-              a.device(), " and ", b.device(), "! (when checking argument for argument other in ",
-              "method ", opName(op), ")");
-  TORCH_CHECK(b.is_privateuseone() || isHostScalar(b),
-              "Expected all tensors to be on the same device, but found at least two devices, ",
-              a.device(), " and ", b.device(), "! (when checking argument for argument other in ",
-              "method ", opName(op), ")");
+  for (const at::Tensor* t : {&a, &b}) {
+    TORCH_CHECK(t->is_privateuseone() || isHostScalar(*t),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                a.device(), " and ", b.device(), "! (when checking argument for argument other in ",
+                "method ", opName(op), ")");
+  }
 
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true).check_all_same_dtype(false);

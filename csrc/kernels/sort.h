@@ -1,0 +1,100 @@
+// Stable sort of slices as bottom-up merge sort: pass w merges neighbouring runs of w keys,
+// one functor call per (slice, run pair), ping-ponging between the buffers and the scratch.
+// The same functors run on the host pool and as CUDA kernels (Exec::forEach, see index.h).
+#pragma once
+
+#include "kernels/dtype.h"
+#include "kernels/sort_abi.h"
+
+namespace accel::kernels {
+
+// Whether a goes strictly before b; NaN is the largest value.
+template <class T>
+ACCEL_HD inline bool sortsBefore(T a, T b, bool descending) {
+  const OpMath<T> x = static_cast<OpMath<T>>(a), y = static_cast<OpMath<T>>(b);
+  if constexpr (isFloating<T>) {
+    const bool xn = x != x, yn = y != y;
+    if (xn || yn) return descending ? (xn && !yn) : (yn && !xn);
+  }
+  return descending ? y < x : x < y;
+}
+
+template <class T>
+struct IotaOp {
+  int64_t* indices;
+  int64_t n;
+  ACCEL_HD bool operator()(int64_t i) const {
+    indices[i] = i % n;
+    return true;
+  }
+};
+
+template <class T>
+struct MergeOp {
+  const T* src_keys;
+  const int64_t* src_idx;
+  T* dst_keys;
+  int64_t* dst_idx;
+  int64_t n, width, pairs_per_slice;
+  bool descending;
+  ACCEL_HD bool operator()(int64_t task) const {
+    const int64_t slice = task / pairs_per_slice, pair = task % pairs_per_slice;
+    const int64_t base = slice * n;
+    const int64_t lo = pair * 2 * width;
+    const int64_t mid = lo + width < n ? lo + width : n;
+    const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+    int64_t i = lo, j = mid, o = lo;
+    while (i < mid && j < hi) {
+      // Ties take the left run first: that is what makes the sort stable.
+      const bool right = sortsBefore(src_keys[base + j], src_keys[base + i], descending);
+      const int64_t from = right ? j++ : i++;
+      dst_keys[base + o] = src_keys[base + from];
+      dst_idx[base + o++] = src_idx[base + from];
+    }
+    for (; i < mid; ++i, ++o) dst_keys[base + o] = src_keys[base + i], dst_idx[base + o] = src_idx[base + i];
+    for (; j < hi; ++j, ++o) dst_keys[base + o] = src_keys[base + j], dst_idx[base + o] = src_idx[base + j];
+    return true;
+  }
+};
+
+template <class T>
+struct CopyBackOp {
+  const T* src_keys;
+  const int64_t* src_idx;
+  T* dst_keys;
+  int64_t* dst_idx;
+  ACCEL_HD bool operator()(int64_t i) const {
+    dst_keys[i] = src_keys[i];
+    dst_idx[i] = src_idx[i];
+    return true;
+  }
+};
+
+template <class Exec>
+rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
+  if (!isSupported(d.dtype) || d.nslices < 0 || d.n < 0) return rt::Error::InvalidValue;
+  const int64_t total = d.nslices * d.n;
+  if (total == 0) return rt::Error::Success;
+  if (!d.keys || !d.indices || !d.tmp_keys || !d.tmp_indices) return rt::Error::InvalidValue;
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (rt::Error e = Exec::forEach(total, false, IotaOp<T>{d.indices, d.n}, stream);
+        e != rt::Error::Success)
+      return e;
+    T* keys[2] = {reinterpret_cast<T*>(d.keys), reinterpret_cast<T*>(d.tmp_keys)};
+    int64_t* idx[2] = {d.indices, d.tmp_indices};
+    int cur = 0;
+    for (int64_t width = 1; width < d.n; width *= 2) {
+      const int64_t pairs = (d.n + 2 * width - 1) / (2 * width);
+      MergeOp<T> op{keys[cur], idx[cur], keys[1 - cur], idx[1 - cur], d.n, width, pairs, d.descending};
+      if (rt::Error e = Exec::forEach(d.nslices * pairs, false, op, stream); e != rt::Error::Success)
+        return e;
+      cur = 1 - cur;
+    }
+    if (cur == 1)
+      return Exec::forEach(total, false, CopyBackOp<T>{keys[1], idx[1], keys[0], idx[0]}, stream);
+    return rt::Error::Success;
+  });
+}
+
+}  // namespace accel::kernels

@@ -1,0 +1,372 @@
+"""Native indexing, shape and sort ops against CPU: index_select, gather, scatter(_add),
+index_add, advanced indexing read and write, embedding (+ backward), nonzero, cat/stack,
+triu/tril, arange, sort/topk, and bad indices (a clear error, then the device still works)."""
+import pytest
+import torch
+
+import torch_accel
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int32,
+          torch.uint8, torch.bool]
+
+
+def sample(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g) * 10
+    if dtype == torch.bool:
+        return x > 0
+    if dtype == torch.uint8:
+        return x.abs().to(dtype)
+    return x.to(dtype)
+
+
+def dev(t):
+    return t.to("accel")
+
+
+def assert_native():
+    assert torch_accel.fallback_counts() == {}
+
+
+def noncontig(t):
+    """The same values as t, laid out transposed in device memory."""
+    return dev(t.transpose(0, -1).contiguous()).transpose(0, -1)
+
+
+# ---- index_select / gather / scatter / index_add ------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_index_select(dtype, index_dtype):
+    x = sample((5, 6, 7), dtype)
+    for dim in [0, 1, -1]:
+        idx = torch.tensor([3, 0, 3, 1, 4], dtype=index_dtype) % x.shape[dim]
+        expected = x.index_select(dim, idx)
+        torch.testing.assert_close(dev(x).index_select(dim, dev(idx)).cpu(), expected)
+        torch.testing.assert_close(noncontig(x).index_select(dim, dev(idx)).cpu(), expected)
+        out = torch.empty(0, dtype=dtype, device="accel")
+        torch.index_select(dev(x), dim, dev(idx), out=out)
+        torch.testing.assert_close(out.cpu(), expected)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather(dtype):
+    x = sample((4, 5, 6), dtype)
+    for dim in [0, 1, 2, -2]:
+        idx = torch.randint(0, x.shape[dim], (3, 4, 5))
+        expected = torch.gather(x, dim, idx)
+        torch.testing.assert_close(torch.gather(dev(x), dim, dev(idx)).cpu(), expected)
+        torch.testing.assert_close(torch.gather(noncontig(x), dim, noncontig(idx)).cpu(), expected)
+    idx32 = torch.randint(0, 5, (4, 2, 6), dtype=torch.int32)
+    torch.testing.assert_close(torch.gather(dev(x), 1, dev(idx32)).cpu(), torch.gather(x, 1, idx32))
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_src_value_and_add(dtype):
+    x = sample((5, 6), dtype)
+    src = sample((5, 6), dtype, seed=1)
+    # a permutation per column: no duplicate targets, so plain scatter is deterministic
+    for dim, index in [(0, torch.argsort(torch.rand(5, 6), dim=0)[:3]),
+                       (1, torch.argsort(torch.rand(5, 6), dim=1)[:, :4])]:
+        torch.testing.assert_close(dev(x).scatter(dim, dev(index), dev(src)).cpu(), x.scatter(dim, index, src))
+        a = dev(x)
+        a.scatter_(dim, dev(index), dev(src))
+        torch.testing.assert_close(a.cpu(), x.scatter(dim, index, src))
+        value = 3 if dtype != torch.bool else True
+        torch.testing.assert_close(dev(x).scatter(dim, dev(index), value).cpu(), x.scatter(dim, index, value))
+    if dtype != torch.bool:
+        dup = torch.randint(0, 5, (7, 6))  # duplicates accumulate
+        big = sample((7, 6), dtype, seed=2)
+        expected = x.scatter_add(0, dup, big)
+        tol = dict(atol=0.1, rtol=0.02) if dtype in (torch.bfloat16, torch.float16) else {}
+        torch.testing.assert_close(dev(x).scatter_add(0, dev(dup), dev(big)).cpu(), expected, **tol)
+        a = noncontig(x)
+        a.scatter_add_(0, dev(dup), dev(big))
+        torch.testing.assert_close(a.cpu(), expected, **tol)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32])
+def test_index_add_with_duplicates_and_alpha(dtype):
+    x = sample((6, 5, 4), dtype)
+    for dim in [0, 1, -1]:
+        n = 9
+        idx = torch.randint(0, x.shape[dim], (n,))
+        shape = list(x.shape)
+        shape[dim] = n
+        src = sample(shape, dtype, seed=3)
+        alpha = 2 if not dtype.is_floating_point else 0.5
+        expected = x.index_add(dim, idx, src, alpha=alpha)
+        tol = dict(atol=0.2, rtol=0.02) if dtype == torch.bfloat16 else {}
+        torch.testing.assert_close(dev(x).index_add(dim, dev(idx), dev(src), alpha=alpha).cpu(), expected, **tol)
+        a = noncontig(x)
+        a.index_add_(dim, dev(idx.int()), noncontig(src), alpha=alpha)
+        torch.testing.assert_close(a.cpu(), expected, **tol)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
+def test_index_copy_index_fill_and_reductions(dtype):
+    x = sample((5, 4, 3), dtype)
+    src = sample((5, 2, 3), dtype, seed=8)
+    idx = torch.tensor([3, 0])
+    torch.testing.assert_close(dev(x).index_copy(1, dev(idx), dev(src)).cpu(), x.index_copy(1, idx, src))
+    value = True if dtype == torch.bool else 4
+    a = noncontig(x)
+    a.index_fill_(-1, dev(torch.tensor([2, -3])), value)
+    torch.testing.assert_close(a.cpu(), x.index_fill(-1, torch.tensor([2, -3]), value))
+    if dtype != torch.bool:
+        dup = torch.randint(0, 5, (3, 4, 3))
+        s = sample((3, 4, 3), dtype, seed=9)
+        tol = dict(atol=0.05, rtol=0.01) if dtype == torch.float16 else {}
+        torch.testing.assert_close(dev(x).scatter(0, dev(dup), dev(s), reduce="add").cpu(),
+                                   x.scatter(0, dup, s, reduce="add"), **tol)
+        torch.testing.assert_close(dev(x).scatter_reduce(0, dev(dup), dev(s), "sum").cpu(),
+                                   x.scatter_reduce(0, dup, s, "sum"), **tol)
+    mask = sample((4, 1), torch.bool, seed=10)
+    torch.testing.assert_close(dev(x).masked_select(dev(mask)).cpu(), x.masked_select(mask))
+    assert_native()
+
+
+# ---- advanced indexing ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
+def test_advanced_indexing_read(dtype):
+    x = sample((5, 6, 7), dtype)
+    a = dev(x)
+    i = torch.tensor([4, 0, -1, 2])
+    j = torch.tensor([[1, 4], [0, -5]])
+    cases = [
+        lambda t, I, J: t[I],
+        lambda t, I, J: t[:, I],
+        lambda t, I, J: t[..., I],
+        lambda t, I, J: t[I, :, I],          # non-adjacent: transposed to the front
+        lambda t, I, J: t[J, J],             # broadcast 2-D indices
+        lambda t, I, J: t[1:, J],
+        lambda t, I, J: t[I.int()],
+    ]
+    for case in cases:
+        torch.testing.assert_close(case(a, dev(i), dev(j)).cpu(), case(x, i, j))
+    torch.testing.assert_close(a.transpose(0, 2)[dev(i)].cpu(), x.transpose(0, 2)[i])
+    mask = sample((5, 6), torch.bool, seed=4)
+    torch.testing.assert_close(a[dev(mask)].cpu(), x[mask])
+    torch.testing.assert_close(a[:, dev(mask[0])].cpu(), x[:, mask[0]])
+    torch.testing.assert_close(a[dev(torch.zeros(5, dtype=torch.bool))].cpu(), x[torch.zeros(5, dtype=torch.bool)])
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.uint8])
+def test_advanced_indexing_write(dtype):
+    x = sample((6, 5), dtype)
+    v = sample((3, 5), dtype, seed=5)
+    i = torch.tensor([4, 0, 2])
+    a, e = dev(x), x.clone()
+    a[dev(i)] = dev(v)
+    e[i] = v
+    torch.testing.assert_close(a.cpu(), e)
+    a[:, dev(torch.tensor([1, -1]))] = dev(v[0, 0])  # 0-dim value broadcast
+    e[:, torch.tensor([1, -1])] = v[0, 0]
+    torch.testing.assert_close(a.cpu(), e)
+    mask = sample((6, 5), torch.bool, seed=6)
+    a[dev(mask)] = 7
+    e[mask] = 7
+    torch.testing.assert_close(a.cpu(), e)
+    # a CPU mask on an accel tensor; values of another dtype are rejected like on CPU
+    with pytest.raises(IndexError, match="Index put requires the source and destination dtypes match"):
+        a[dev(i)] = dev(torch.ones(5, dtype=torch.float64))
+    a[mask] = 2
+    e[mask] = 2
+    torch.testing.assert_close(a.cpu(), e)
+    # accumulate with duplicate indices
+    dup = torch.tensor([1, 3, 1, 1, 5])
+    w = sample((5, 5), dtype, seed=7)
+    expected = x.clone().index_put_((dup,), w, accumulate=True)
+    got = dev(x).index_put_((dev(dup),), dev(w), accumulate=True)
+    tol = dict(atol=0.2, rtol=0.02) if dtype == torch.bfloat16 else {}
+    torch.testing.assert_close(got.cpu(), expected, **tol)
+    # x[idx] += v (read, add, write)
+    b, f = noncontig(x), x.clone()
+    b[dev(i)] += dev(v)
+    f[i] += v
+    torch.testing.assert_close(b.cpu(), f, **tol)
+    assert_native()
+
+
+# ---- embedding --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_forward_backward(padding_idx):
+    weight = torch.randn(10, 4, dtype=torch.float64)
+    ids = torch.tensor([[1, 2, 4, 5], [4, 3, 2, 9]])
+    wc = weight.clone().requires_grad_()
+    wa = dev(weight).requires_grad_()
+    out_c = torch.nn.functional.embedding(ids, wc, padding_idx=padding_idx)
+    out_a = torch.nn.functional.embedding(dev(ids), wa, padding_idx=padding_idx)
+    torch.testing.assert_close(out_a.detach().cpu(), out_c.detach())
+    grad = torch.randn(out_c.shape, dtype=torch.float64)
+    out_c.backward(grad)
+    out_a.backward(dev(grad))
+    torch.testing.assert_close(wa.grad.cpu(), wc.grad)
+    assert_native()
+
+
+BACKWARD = {
+    "index": lambda t, i: t[i],
+    "index_select": lambda t, i: t.index_select(0, i),
+    "gather": lambda t, i: torch.gather(t, 0, i[:, None].expand(4, 4)),
+    "cat": lambda t, i: torch.cat([t, t[:1]])[1:],
+    "topk": lambda t, i: t.topk(2, dim=0)[0],
+    "sort": lambda t, i: t.sort(1)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(BACKWARD))
+def test_backward_is_native(name):
+    """The backward of each op (index_put accumulate, index_add, scatter_add, ...) is native."""
+    f = BACKWARD[name]
+    x = torch.randn(5, 4, dtype=torch.float64)
+    idx = torch.tensor([1, 3, 1, 0])  # a duplicate: its gradient accumulates
+    xc, xa = x.clone().requires_grad_(), dev(x).requires_grad_()
+    out_c, out_a = f(xc, idx), f(xa, dev(idx))
+    grad = torch.randn(out_c.shape, dtype=torch.float64)
+    out_c.backward(grad)
+    out_a.backward(dev(grad))
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad)
+    assert_native()
+
+
+# ---- nonzero, cat, stack, triu/tril, arange ----------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.uint8, torch.float16])
+def test_nonzero(dtype):
+    for shape in [(0,), (7,), (3, 4), (2, 3, 5), ()]:
+        x = sample(shape, dtype) if dtype == torch.bool else (sample(shape, torch.float32) > 3).to(dtype)
+        torch.testing.assert_close(dev(x).nonzero().cpu(), x.nonzero())
+    x = sample((4, 6), torch.bool)
+    torch.testing.assert_close(noncontig(x).nonzero().cpu(), x.nonzero())
+    big = sample((3000,), torch.float32) > 0
+    torch.testing.assert_close(dev(big).nonzero().cpu(), big.nonzero())
+    assert_native()
+
+
+def test_cat_and_stack():
+    parts = [sample((2, 3, 4), torch.float32, seed=s) for s in range(5)]
+    for n in range(1, 6):
+        for dim in [0, 1, 2, -1]:
+            torch.testing.assert_close(torch.cat([dev(p) for p in parts[:n]], dim).cpu(), torch.cat(parts[:n], dim))
+            torch.testing.assert_close(torch.stack([dev(p) for p in parts[:n]], dim).cpu(), torch.stack(parts[:n], dim))
+    # mixed dtypes promote, legacy empty tensors are skipped, non-contiguous inputs
+    mixed = [sample((2, 3), torch.int32), sample((4, 3), torch.bfloat16), torch.empty(0)]
+    torch.testing.assert_close(torch.cat([dev(m) for m in mixed]).cpu(), torch.cat(mixed))
+    nc = sample((3, 5), torch.int64)
+    torch.testing.assert_close(torch.cat([noncontig(nc), dev(nc)], 1).cpu(), torch.cat([nc, nc], 1))
+    out = torch.empty(0, dtype=torch.float64, device="accel")
+    torch.cat([dev(p) for p in parts[:2]], 1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.cat(parts[:2], 1).double())
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_triu_tril(dtype):
+    x = sample((3, 5, 6), dtype)
+    for k in [-2, 0, 1, 4]:
+        torch.testing.assert_close(dev(x).triu(k).cpu(), x.triu(k))
+        torch.testing.assert_close(noncontig(x).tril(k).cpu(), x.tril(k))
+        a = dev(x)
+        a.tril_(k)
+        torch.testing.assert_close(a.cpu(), x.tril(k))
+        out = torch.empty(0, dtype=dtype, device="accel")
+        torch.triu(dev(x), k, out=out)
+        torch.testing.assert_close(out.cpu(), x.triu(k))
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_flip_and_roll(dtype):
+    x = sample((3, 4, 5), dtype)
+    for dims in [(0,), (1, 2), (-1,), (0, 1, 2), ()]:
+        torch.testing.assert_close(dev(x).flip(dims).cpu(), x.flip(dims))
+        torch.testing.assert_close(noncontig(x).flip(dims).cpu(), x.flip(dims))
+    for shifts, dims in [(1, 0), ((2, -1), (1, 2)), (7, None), (-3, -1)]:
+        args = (shifts,) if dims is None else (shifts, dims)
+        torch.testing.assert_close(dev(x).roll(*args).cpu(), x.roll(*args))
+    assert_native()
+
+
+def test_arange_and_factories():
+    for args, kw in [((10,), {}), ((2, 11, 3), {}), ((0, 1, 0.1), {}), ((5, -3, -2), {}),
+                     ((0, 4), dict(dtype=torch.bfloat16)), ((1, 2.5, 0.5), dict(dtype=torch.float64))]:
+        torch.testing.assert_close(torch.arange(*args, device="accel", **kw).cpu(), torch.arange(*args, **kw))
+    torch.testing.assert_close(torch.ones(2, 3, device="accel").cpu(), torch.ones(2, 3))
+    torch.testing.assert_close(torch.full((2,), 4, device="accel").cpu(), torch.full((2,), 4))
+    assert_native()
+
+
+# ---- sort / topk ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.uint8])
+def test_sort_and_argsort(dtype):
+    # distinct values, so the indices are unique too
+    x = (torch.randperm(4 * 37 * 5).reshape(4, 37, 5) % 200).to(dtype) if dtype == torch.uint8 else \
+        torch.randperm(4 * 37 * 5).reshape(4, 37, 5).to(dtype)
+    for dim in [0, 1, -1]:
+        for descending in [False, True]:
+            v, i = torch.sort(dev(x), dim=dim, descending=descending, stable=True)
+            ev, ei = torch.sort(x, dim=dim, descending=descending, stable=True)
+            torch.testing.assert_close(v.cpu(), ev)
+            # uint8 and bfloat16 have ties: the stable order must match CPU's stable sort
+            torch.testing.assert_close(i.cpu(), ei)
+    torch.testing.assert_close(torch.argsort(noncontig(x), dim=1).cpu(), torch.argsort(x, dim=1, stable=True))
+    assert_native()
+
+
+def test_sort_nan_and_topk():
+    x = torch.tensor([[3.0, float("nan"), -1.0, 2.0, float("inf")], [0.5, -0.5, 7.0, 1.0, 2.0]])
+    for descending in [False, True]:
+        v, i = torch.sort(dev(x), descending=descending)
+        ev, ei = torch.sort(x, descending=descending, stable=True)
+        torch.testing.assert_close(v.cpu(), ev, equal_nan=True)
+        torch.testing.assert_close(i.cpu(), ei)
+    s = torch.tensor(3.0)  # 0-dim
+    torch.testing.assert_close(torch.sort(dev(s))[0].cpu(), torch.sort(s)[0])
+    torch.testing.assert_close(torch.topk(dev(s), 1)[1].cpu(), torch.topk(s, 1)[1])
+    y = torch.randperm(600).reshape(6, 100).float()
+    for k, dim, largest in [(5, -1, True), (3, 0, False), (1, 1, True), (100, 1, False)]:
+        v, i = torch.topk(dev(y), k, dim=dim, largest=largest)
+        ev, ei = torch.topk(y, k, dim=dim, largest=largest)
+        torch.testing.assert_close(v.cpu(), ev)
+        torch.testing.assert_close(i.cpu(), ei)
+    assert_native()
+
+
+# ---- bad indices ---------------------------------------------------------------------------------
+
+BAD = {
+    "index_select": ("x.index_select(0, torch.tensor([0, 5], device='accel'))", "index out of range in self"),
+    "index_select negative": ("x.index_select(0, torch.tensor([-1], device='accel'))", "index out of range in self"),
+    "gather": ("torch.gather(x, 0, torch.tensor([[5, 0, 0]], device='accel'))", "index 5 is out of bounds for dimension 0 with size 3"),
+    "scatter": ("x.scatter_(0, torch.tensor([[7, 0, 0]], device='accel'), 1.0)", "index 7 is out of bounds for dimension 0 with size 3"),
+    "index_add": ("x.index_add_(0, torch.tensor([3], device='accel'), torch.ones(1, 3, device='accel'))", "index out of range in self"),
+    "index": ("x[torch.tensor([3], device='accel')]", "index 3 is out of bounds for dimension 0 with size 3"),
+    "index negative": ("x[:, torch.tensor([-4], device='accel')]", "index -4 is out of bounds for dimension 1 with size 3"),
+    "index_put": ("x.index_put_((torch.tensor([9], device='accel'),), torch.ones(3, device='accel'), accumulate=True)", "index 9 is out of bounds for dimension 0 with size 3"),
+    "embedding": ("torch.nn.functional.embedding(torch.tensor([3], device='accel'), x)", "index out of range in self"),
+}
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_index_raises_and_device_survives(name):
+    # The indices are checked on the device before any kernel runs (one small synchronising
+    # copy), so the error is raised here, in this process, and nothing was written.
+    stmt, message = BAD[name]
+    x = torch.arange(9.0, device="accel").reshape(3, 3)
+    with pytest.raises((IndexError, RuntimeError)) as info:
+        exec(stmt, {"torch": torch, "x": x})
+        torch.accel.synchronize()
+    assert message in str(info.value).splitlines()[0]
+    # the device, the allocator and x are intact
+    y = torch.ones(1000, device="accel") * 2
+    torch.accel.synchronize()
+    assert x.cpu().flatten().tolist() == [float(i) for i in range(9)]
+    assert y.cpu().sum().item() == 2000.0
