@@ -57,7 +57,7 @@ test-asan: sysdeps $(VENV)/.deps
 	TORCH_ACCEL_SANITIZE="address;undefined" TORCH_ACCEL_BUILD_DIR=$(abspath $(ASAN_DIR)/cmake) \
 	  TORCH_ACCEL_CMAKE_ARGS="$(SAN_CMAKE_ARGS)" \
 	  $(PY) setup.py -q build_ext --build-lib $(ASAN_PKG) --build-temp $(ASAN_DIR)/tmp
-	tar --exclude='*.so' --exclude=__pycache__ -cf - torch_accel tests | tar -xf - -C $(ASAN_PKG)
+	tar --exclude='*.so' --exclude=__pycache__ -cf - torch_accel tests examples | tar -xf - -C $(ASAN_PKG)
 	cd $(ASAN_DIR)/cmake && ctest --output-on-failure
 	cd $(ASAN_PKG) && LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
