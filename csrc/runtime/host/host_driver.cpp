@@ -10,6 +10,7 @@
 
 #include "runtime/fork.h"
 #include "runtime/host/event.h"
+#include "runtime/host/fault.h"
 #include "runtime/host/memory.h"
 #include "runtime/host/stream.h"
 #include "runtime/host/sticky_error.h"
@@ -38,6 +39,7 @@ class HostDriver final : public Driver {
       devices_.push_back(std::make_unique<Device>(d, config.launch_blocking));
     }
     watchForFork();
+    processFaults();  // a malformed TORCH_ACCEL_FAULTS fails at start-up, not mid-run
   }
 
   ~HostDriver() override {
@@ -77,6 +79,10 @@ class HostDriver final : public Driver {
   }
 
   Error malloc(int device, void** ptr, size_t size) override {
+    if (valid(device) && ptr != nullptr && size > 0 && processFaults().inject(FaultSite::Malloc)) {
+      *ptr = nullptr;
+      return Error::OutOfMemory;
+    }
     return memory_.allocate(device, size, ptr);
   }
 
@@ -135,6 +141,7 @@ class HostDriver final : public Driver {
     if (!validSide(dst, bytes, dst_device) || !validSide(src, bytes, src_device)) {
       return Error::InvalidValue;
     }
+    if (processFaults().inject(FaultSite::Memcpy)) return Error::LaunchFailure;
     return stream->enqueue([=] { std::memcpy(dst, src, bytes); });
   }
 
