@@ -5,6 +5,8 @@ PIP     := $(VENV)/bin/pip
 BUILD   := build/cmake
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export MAX_JOBS ?= $(shell nproc)
+# ccache hashes paths relative to the checkout, so a fresh clone reuses earlier compilations.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check coverage test-asan test-tsan \
         test-protect
