@@ -40,8 +40,6 @@ def test_fork_after_init_raises_in_child_and_parent_is_unaffected():
     assert out["PARENT"] == "True"
 
 
-@pytest.mark.xfail(strict=True, reason="the host driver starts (and watches for fork) at import, "
-                   "so a fork before any device use already poisons the child; CUDA allows it")
 def test_fork_before_init_is_harmless():
     code = textwrap.dedent("""
         import os, torch, torch_accel

@@ -4,7 +4,8 @@
 namespace accel::rt {
 
 // Registers, once, the pthread_atfork child handler that makes inBadFork() true in children.
-// Called when a driver starts: a fork before that is harmless, as with CUDA.
+// Called before a driver starts its first thread (or GPU context): a fork before that is
+// harmless, as with CUDA.
 void watchForFork();
 
 }  // namespace accel::rt

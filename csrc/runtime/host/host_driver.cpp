@@ -38,7 +38,6 @@ class HostDriver final : public Driver {
     for (int d = 0; d < config.devices; ++d) {
       devices_.push_back(std::make_unique<Device>(d, config.launch_blocking));
     }
-    watchForFork();
     processFaults();  // a malformed TORCH_ACCEL_FAULTS fails at start-up, not mid-run
   }
 

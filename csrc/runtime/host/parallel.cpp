@@ -1,5 +1,7 @@
 #include "runtime/host/parallel.h"
 
+#include "runtime/fork.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -47,6 +49,7 @@ struct Job {
 class Pool {
  public:
   explicit Pool(int threads) : threads_(threads) {
+    watchForFork();  // a forked child would have no helper threads
     for (int i = 1; i < threads; ++i) std::thread([this] { helperLoop(); }).detach();
   }
   int threads() const { return threads_; }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/driver.h"
+#include "runtime/fork.h"
 #include "runtime/host/device_access.h"
 
 namespace accel::rt {
@@ -28,7 +29,10 @@ Error StreamImpl::enqueue(Work work) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!worker_.joinable()) worker_ = std::thread(&StreamImpl::workerLoop, this);
+    if (!worker_.joinable()) {
+      watchForFork();  // from the first thread on, a forked child cannot use the runtime
+      worker_ = std::thread(&StreamImpl::workerLoop, this);
+    }
     queue_.push_back(std::move(work));
   }
   work_cv_.notify_one();
