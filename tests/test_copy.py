@@ -158,3 +158,15 @@ def test_resize_and_set():
     assert d.numel() == a.untyped_storage().nbytes() // 4
     e = torch.ones(3, device="accel").set_()
     assert e.numel() == 0
+
+
+def test_lazy_conjugate_and_negative_views_cross_devices():
+    z = torch.randn(5, dtype=torch.complex64)
+    assert torch.equal(z.to("accel").conj().cpu(), z.conj())  # accel conj view -> host
+    assert torch.equal(z.conj().to("accel").cpu(), z.conj())  # host conj view -> accel
+    assert torch.equal(z.to("accel")._neg_view().cpu(), -z)
+    dst = torch.zeros(5, dtype=torch.complex64, device="accel")
+    dst.copy_(z.to("accel").conj())  # device -> device
+    assert torch.equal(dst.cpu(), z.conj())
+    x = torch.randn(16)
+    torch.testing.assert_close(torch.fft.ifft(x.to("accel")).cpu(), torch.fft.ifft(x))  # returns a conj view

@@ -30,6 +30,12 @@ at::Tensor asBits(const at::Tensor& t) {
   TORCH_CHECK(false, "accel: cannot copy elements of ", t.itemsize(), " bytes (", t.scalar_type(), ")");
 }
 
+// A view of the values as stored, without the lazy conjugate and negative bits.
+at::Tensor storedValues(const at::Tensor& t) {
+  at::Tensor v = t.is_conj() ? t.conj() : t;  // conj() of a conjugate view clears the bit
+  return v.is_neg() ? v._neg_view() : v;      // so does _neg_view() of a negative view
+}
+
 // Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
 bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
   return dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) &&
@@ -125,6 +131,17 @@ void copyAcrossDevices(const at::Tensor& dst, const at::Tensor& src) {
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   const at::Tensor& src = self;
   if (dst.numel() == 0) return dst;
+  // The lazy conjugate and negative bits reach here unresolved (see the fallthroughs below):
+  // copy the stored values, then apply what differs to the destination.
+  bool conj = src.is_conj() != dst.is_conj(), neg = src.is_neg() != dst.is_neg();
+  if (conj || neg) {
+    // Rare (lazy views crossing devices), so resolved with ATen's CPU kernels.
+    at::Tensor values = storedValues(src).cpu();
+    if (src.is_conj() != dst.is_conj()) values = values.conj_physical();
+    if (src.is_neg() != dst.is_neg()) values = values.neg();
+    copy_from(values, storedValues(dst), false);
+    return dst;
+  }
   bool src_accel = src.is_privateuseone(), dst_accel = dst.is_privateuseone();
   if (src_accel && dst_accel) {
     if (src.device() == dst.device()) {
@@ -146,6 +163,17 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   at::native::resize_output(dst, self.sizes());
   return copy_from(self, dst, /*non_blocking=*/false);
+}
+
+// ATen's conjugate/negative fallback would resolve a lazy bit on the source with clone(),
+// which copies through _copy_from again, forever. copy_from resolves the bits itself.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
