@@ -59,6 +59,10 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
                        bool sparse_grad, at::Tensor& out) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   at::native::scatter_gather_dtype_check("gather", self, index, std::optional<at::Tensor>(out));
+  if (index.numel() == 0) {  // like CPU: an empty index needs no matching shape
+    out.resize_(index.sizes());
+    return out;
+  }
   at::native::gather_shape_check(self, dim, index);
   if (!supportedDType(self)) {
     static auto op = findOp("aten::gather", "out");
@@ -205,8 +209,12 @@ at::Tensor& index_select_out(const at::Tensor& self_, int64_t dim, const at::Ten
   at::Tensor self = atLeast1d(self_), index = onDevice(index_, self_);
   auto shape = self.sizes().vec();
   shape[dim] = index.numel();
-  if (self_.dim() == 0) out.resize_(index.sizes());
-  else out.resize_(shape);
+  if (self_.dim() == 0) {
+    // A scalar self gives a scalar result, as on CPU.
+    out.resize_(index.numel() == 1 ? at::IntArrayRef{} : index.sizes());
+  } else {
+    out.resize_(shape);
+  }
   if (index.numel() == 0 || out.numel() == 0) return out;
   checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
   at::Tensor result = out.view(shape);
@@ -489,8 +497,8 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   const at::Tensor mask_here = onDevice(mask, self);
   auto [s, m] = at::expand_outplace(self, mask_here);
   c10::List<std::optional<at::Tensor>> indices;
-  indices.push_back(*m);
-  return index_out(*s, indices, out);
+  indices.push_back(atLeast1d(*m));  // a 0-dim pair selects like a 1-element one
+  return index_out(atLeast1d(*s), indices, out);
 }
 
 at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
