@@ -136,7 +136,8 @@ def load_tokenizer(args):
 @dataclass
 class Result:
     losses: list
-    memory: list
+    memory: list  # allocated bytes after each step
+    step_peaks: list  # peak allocated bytes during each step
     tokens_per_s: float
     peak_memory: int
     accuracy: float
@@ -194,8 +195,9 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
         torch_accel.reset_fallback_counts()
         torch.accel.reset_peak_memory_stats()
 
-    losses, memory = [], []
+    losses, memory, step_peaks = [], [], []
     tokens = 0
+    peak = 0
     progress = make_progress(args.steps, log)
     start = time.perf_counter()
     for step in range(args.steps):
@@ -212,13 +214,16 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
         losses.append(loss.item())  # synchronises, so the timing below is honest
         tokens += batch.numel()
         memory.append(torch.accel.memory_allocated() if is_accel else 0)
+        step_peaks.append(torch.accel.max_memory_allocated() if is_accel else 0)
+        peak = max(peak, step_peaks[-1])
+        if is_accel:
+            torch.accel.reset_peak_memory_stats()
         rate = tokens / (time.perf_counter() - start)
         progress(loss=losses[-1], rate=rate, mem=memory[-1])
     elapsed = time.perf_counter() - start
     eval_loss, accuracy = eval_metrics(model, eval_batch, device, dtype)
     fallback = sum(torch_accel.fallback_counts().values()) if is_accel else 0
-    peak = torch.accel.max_memory_allocated() if is_accel else 0
-    return Result(losses, memory, tokens / elapsed, peak, accuracy, eval_loss, fallback)
+    return Result(losses, memory, step_peaks, tokens / elapsed, peak, accuracy, eval_loss, fallback)
 
 
 def make_progress(total: int, log):
@@ -273,8 +278,12 @@ def write_plots(result: Result, out_dir: str, device: torch.device) -> list:
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(range(1, len(result.memory) + 1), [m / 2**20 for m in result.memory])
-    ax.set(xlabel="step", ylabel="allocated MiB", title=f"{device.type} memory after each step")
+    steps = range(1, len(result.memory) + 1)
+    ax.plot(steps, [m / 2**20 for m in result.step_peaks], label="peak during the step")
+    ax.plot(steps, [m / 2**20 for m in result.memory], label="allocated after the step")
+    ax.set(xlabel="step", ylabel="MiB", title=f"{device.type} memory per training step")
+    ax.set_ylim(bottom=0)
+    ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
     paths.append(os.path.join(out_dir, "memory_timeline.png"))
