@@ -8,8 +8,8 @@ export MAX_JOBS ?= $(shell nproc)
 # ccache hashes paths relative to the checkout, so a fresh clone reuses earlier compilations.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check coverage test-asan test-tsan \
-        test-protect
+.PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check coverage test-asan test-asan-cpp \
+        test-tsan test-protect
 
 # System packages: googletest for the C++ tests and ccache for quick rebuilds (Debian).
 sysdeps:
@@ -66,6 +66,17 @@ test-asan: sysdeps $(VENV)/.deps
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(abspath $(PY)) -m pytest -q -p no:cacheprovider tests --ignore=tests/test_lora_finetune.py
+
+# ASan+UBSan on the C++ tests alone (runtime, kernels, allocator): minutes, so CI runs it on
+# every pass; the full run above (extension + Python suite) takes about half an hour.
+test-asan-cpp: sysdeps
+	cmake -S . -B build/asan-cpp -DACCEL_SANITIZE="address;undefined" $(SAN_CMAKE_ARGS) \
+	  -DTORCH_INCLUDE_DIRS=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/include')") \
+	  -DTORCH_LIBRARY_DIR=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/lib')") \
+	  $$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
+	cmake --build build/asan-cpp -j $(MAX_JOBS) --target test_runtime test_kernels test_allocator
+	cd build/asan-cpp && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure
 
 # TSan: the runtime and allocator C++ tests (the threaded layers; torch is not built with TSan).
 test-tsan: sysdeps
