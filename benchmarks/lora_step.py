@@ -48,6 +48,8 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--bf16", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where an accel step spends its host time, by aten op")
     args = parser.parse_args()
     argv = ["--bf16"] if args.bf16 else []
     reference = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
@@ -64,7 +66,34 @@ def main():
     print(f"step: accel {t_acc * 1e3:.1f} ms ({tokens / t_acc:,.0f} tok/s), {reference.type} "
           f"{t_ref * 1e3:.1f} ms ({tokens / t_ref:,.0f} tok/s): accel at {t_ref / t_acc:.2f}x; "
           f"fallback calls {fallback}")
+    if args.profile:
+        result["profile"] = profile_step(argv)
     write_result(args.out, "lora_step" + ("_bf16" if args.bf16 else ""), result)
+
+
+def profile_step(argv) -> dict:
+    """Host time of one accel step by aten op (self time), with the share of the step spent
+    waiting for the device (synchronising calls) and in allocation."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step_times(torch.device("accel"), argv, 3)
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    top = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
+    rows = {e.key: round(100 * e.self_cpu_time_total / total, 1) for e in top}
+    sync_ops = ("aten::_local_scalar_dense", "aten::item")
+    share = lambda pred: round(100 * sum(e.self_cpu_time_total for e in events if pred(e.key)) / total, 1)  # noqa: E731
+    summary = {"top_ops_percent": rows,
+               "synchronising_percent": share(lambda k: k in sync_ops),
+               "allocation_percent": share(lambda k: k.startswith("aten::empty")),
+               "aten_ops_percent": share(lambda k: k.startswith("aten::"))}
+    print("host time by aten op (self, % of profiled time):")
+    for name, pct in rows.items():
+        print(f"  {name:<44} {pct:5.1f}%")
+    print(f"synchronising {summary['synchronising_percent']}%, allocation "
+          f"{summary['allocation_percent']}%, all aten ops {summary['aten_ops_percent']}%")
+    return summary
 
 
 if __name__ == "__main__":

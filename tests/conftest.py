@@ -18,6 +18,9 @@ def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subpro
                           env=full_env, timeout=timeout, cwd=ROOT)
 
 
+PROTECT = os.environ.get("TORCH_ACCEL_PROTECT") == "1"
+
+
 @pytest.fixture(autouse=True)
 def _clean_state():
     """Each test starts on device 0 with no leftover fallback counts."""
@@ -25,3 +28,7 @@ def _clean_state():
     torch_accel.reset_fallback_counts()
     yield
     torch.accel.synchronize()
+    if PROTECT:
+        # Protect mode re-protects every live segment around each queued work item, so a
+        # cache grown by earlier tests would make later ones crawl.
+        torch.accel.empty_cache()
