@@ -141,30 +141,24 @@ void lerp_ScalarList_(TL self, TL end, SL w) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define ACCEL_REGISTER_ADDSUB(OP)                                 \
+// Scalar, List and ScalarList overloads, in-place and functional; mul and div add Tensor.
+#define ACCEL_REGISTER_LISTS(OP)                                  \
   m.impl("_foreach_" #OP "_.Scalar", OP##_Scalar_);               \
   m.impl("_foreach_" #OP ".Scalar", OP##_Scalar);                 \
   m.impl("_foreach_" #OP "_.List", OP##_List_);                   \
   m.impl("_foreach_" #OP ".List", OP##_List);                     \
   m.impl("_foreach_" #OP "_.ScalarList", OP##_ScalarList_);       \
   m.impl("_foreach_" #OP ".ScalarList", OP##_ScalarList);
-  ACCEL_REGISTER_ADDSUB(add)
-  ACCEL_REGISTER_ADDSUB(sub)
-#undef ACCEL_REGISTER_ADDSUB
-  m.impl("_foreach_add_.Tensor", add_Tensor_);
-  m.impl("_foreach_add.Tensor", add_Tensor);
-#define ACCEL_REGISTER_MULDIV(OP)                                 \
-  m.impl("_foreach_" #OP "_.Scalar", OP##_Scalar_);               \
-  m.impl("_foreach_" #OP ".Scalar", OP##_Scalar);                 \
-  m.impl("_foreach_" #OP "_.List", OP##_List_);                   \
-  m.impl("_foreach_" #OP ".List", OP##_List);                     \
-  m.impl("_foreach_" #OP "_.ScalarList", OP##_ScalarList_);       \
-  m.impl("_foreach_" #OP ".ScalarList", OP##_ScalarList);         \
+#define ACCEL_REGISTER_LISTS_AND_TENSOR(OP)                       \
+  ACCEL_REGISTER_LISTS(OP)                                        \
   m.impl("_foreach_" #OP "_.Tensor", OP##_Tensor_);               \
   m.impl("_foreach_" #OP ".Tensor", OP##_Tensor);
-  ACCEL_REGISTER_MULDIV(mul)
-  ACCEL_REGISTER_MULDIV(div)
-#undef ACCEL_REGISTER_MULDIV
+  ACCEL_REGISTER_LISTS(sub)
+  ACCEL_REGISTER_LISTS_AND_TENSOR(add)
+  ACCEL_REGISTER_LISTS_AND_TENSOR(mul)
+  ACCEL_REGISTER_LISTS_AND_TENSOR(div)
+#undef ACCEL_REGISTER_LISTS_AND_TENSOR
+#undef ACCEL_REGISTER_LISTS
   m.impl("_foreach_addcmul_.Scalar", addcmul_Scalar_);
   m.impl("_foreach_addcmul_.ScalarList", addcmul_ScalarList_);
   m.impl("_foreach_addcmul_.Tensor", addcmul_Tensor_);
