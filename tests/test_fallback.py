@@ -24,15 +24,23 @@ def test_fallback_is_counted_with_time_and_bytes():
     assert torch_accel.fallback_counts() == {}
 
 
-def test_warns_once_per_op():
+def _erfcx_warnings(calls):
     a = torch.randn(8, device="accel")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        torch.special.erfcx(a)
-        torch.special.erfcx(a)
-    texts = [str(w.message) for w in caught if "erfcx" in str(w.message)]
-    assert len(texts) <= 1  # at most once per process (another test may have warned first)
+        for _ in range(calls):
+            torch.special.erfcx(a)
+    return [str(w.message) for w in caught if "erfcx" in str(w.message)]
+
+
+def test_warns_once_per_op_until_reset():
+    # conftest resets the counts before each test, so this op has not warned yet
+    texts = _erfcx_warnings(2)
+    assert len(texts) == 1 and "'aten::special_erfcx.out' has no native accel kernel" in texts[0]
     assert torch_accel.fallback_counts()["aten::special_erfcx.out"] == 2
+    assert _erfcx_warnings(1) == []
+    torch_accel.reset_fallback_counts()
+    assert len(_erfcx_warnings(1)) == 1
 
 
 def test_in_place_and_out_forms():

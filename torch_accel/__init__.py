@@ -66,11 +66,13 @@ def fallback_counts() -> dict:
 
 
 def reset_fallback_counts() -> None:
+    """Clears the counts and stats; each op warns again the next time it falls back."""
     _C._reset_fallback_stats()
 
 
 def set_fallback_mode(mode: str) -> None:
-    """``"warn"`` (warn once per op), ``"silent"``, or ``"error"`` (raise instead)."""
+    """``"warn"`` (once per op until reset_fallback_counts()), ``"silent"``, or ``"error"``
+    (raise instead)."""
     _C._set_fallback_mode(mode)
 
 

@@ -156,6 +156,7 @@ std::map<std::string, FallbackStat> fallbackStats() {
 void resetFallbackStats() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_stats.clear();
+  g_warned.clear();  // a new measurement warns again for each op it sends to the CPU
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
