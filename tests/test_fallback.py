@@ -116,3 +116,32 @@ def test_set_fallback_mode_at_run_time():
     finally:
         torch_accel.set_fallback_mode("warn")
     assert torch_accel.fallback_mode() == "warn"
+
+
+def test_convolution_strides_are_what_fake_tensors_predict():
+    # torch.compile plans buffers from FakeTensor's prediction; the fallback's CPU result
+    # (channels_last for channels_last inputs) is returned in accel's format.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x = torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last)
+    w = torch.randn(4, 3, 3, 3).to(memory_format=torch.channels_last)
+    xa, wa = x.to("accel"), w.to("accel")
+    out = torch.nn.functional.conv2d(xa, wa, padding=1)
+    mode = FakeTensorMode()
+    fx, fw = mode.from_tensor(xa), mode.from_tensor(wa)
+    with mode:
+        fake = torch.nn.functional.conv2d(fx, fw, padding=1)
+    assert out.stride() == fake.stride()
+    torch.testing.assert_close(out.cpu(), torch.nn.functional.conv2d(x, w, padding=1),
+                               rtol=1e-4, atol=1e-4)
+    grad = torch.randn(out.shape)
+    conv_args = ([4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])
+    ga = grad.to("accel")
+    grads = torch.ops.aten.convolution_backward(ga, xa, wa, *conv_args)
+    fg = mode.from_tensor(ga)
+    with mode:
+        fake_grads = torch.ops.aten.convolution_backward(fg, fx, fw, *conv_args)
+    cpu_grads = torch.ops.aten.convolution_backward(grad, x, w, *conv_args)
+    for g, f, c in zip(grads, fake_grads, cpu_grads):
+        assert g.stride() == f.stride()
+        torch.testing.assert_close(g.cpu(), c, rtol=1e-4, atol=1e-4)

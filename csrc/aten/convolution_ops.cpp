@@ -1,6 +1,7 @@
 // Convolutions. ATen routes a PrivateUse1 convolution to convolution_overrideable, whose
 // default kernel only raises. Until accel has convolution kernels, both directions run the
 // CPU's convolution through the counted fallback instead.
+#include <ATen/native/ConvUtils.h>
 #include <torch/library.h>
 
 #include "aten/fallback.h"
@@ -8,13 +9,24 @@
 namespace accel {
 namespace {
 
+// The CPU picks channels_last outputs for channels_last inputs or weights, but what PyTorch
+// promises for an accel convolution (the Overrideable backend; FakeTensor, and so
+// torch.compile, predicts from the same rule) is this format: results are returned in it.
+at::Tensor inAccelFormat(const at::Tensor& t, const at::Tensor& input, const at::Tensor& weight) {
+  if (!t.defined()) return t;
+  auto format = at::native::_determine_backend_memory_format(
+      input, weight, at::native::ConvBackend::Overrideable);
+  return t.is_contiguous(format) ? t : t.contiguous(format);
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                        c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                        c10::IntArrayRef output_padding, int64_t groups) {
   static auto op = findOp("aten::convolution", "");
-  return fallbackCall<at::Tensor>(op, input, weight, bias, stride, padding, dilation, transposed,
-                                  output_padding, groups);
+  return inAccelFormat(fallbackCall<at::Tensor>(op, input, weight, bias, stride, padding,
+                                                dilation, transposed, output_padding, groups),
+                       input, weight);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
@@ -31,7 +43,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   torch::jit::push(stack, grad_output, input, weight, bias_sizes, stride, padding, dilation,
                    transposed, output_padding, groups, output_mask);
   cpuFallback(op, &stack);
-  return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
+  return {inAccelFormat(stack[0].toTensor(), input, weight),
+          inAccelFormat(stack[1].toTensor(), input, weight), stack[2].toTensor()};
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
