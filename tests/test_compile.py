@@ -1,6 +1,8 @@
 """torch.compile on accel (Inductor's C++ kernels on the host driver): fusion, stream order,
-training, dynamic shapes, fallback ops. Every test starts with Dynamo reset and the FX graph
-cache off, so each one really compiles."""
+training, dynamic shapes, fallback ops, with the Python wrapper and with cpp_wrapper=True.
+Every test starts with Dynamo reset and the FX graph cache off, so each one really compiles."""
+import os
+import sys
 import warnings
 
 import pytest
@@ -12,10 +14,27 @@ from torch._inductor import metrics
 from torch._inductor.utils import run_and_get_code
 
 import torch_accel
-from conftest import run_python
+from conftest import ROOT, run_python
 
 host_only = pytest.mark.skipif(torch_accel.driver() != "host",
                                reason="covers the host driver's C++ kernels")
+
+
+# The two wrappers Inductor can generate around the kernels: Python, and C++ (cpp_wrapper=True).
+WRAPPERS = pytest.mark.parametrize("wrapper", ["python", "cpp"], indirect=True)
+
+
+@pytest.fixture
+def wrapper(request):
+    with inductor_config.patch(cpp_wrapper=request.param == "cpp"):
+        yield request.param
+
+
+def _kernel_call(wrapper, kernel="cpp_fused_"):
+    """How each wrapper calls an Inductor C++ kernel in stream order."""
+    if wrapper == "cpp":
+        return f"torch_accel::KernelScope accel_scope(0);\n{kernel}"
+    return f"_accel_call_kernel(0, {kernel}"
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +64,10 @@ def test_hook_registered():
     from torch._inductor.codegen.common import init_backend_registration
 
     init_backend_registration()  # registration is lazy: it happens when Inductor starts
-    assert torch_accel._inductor.status() == {"dynamo": "ok", "inductor": "ok"}
+    status = torch_accel._inductor.status()
+    assert status["dynamo"] == "ok" and status["inductor"] == "ok", status
+    if torch_accel.driver() == "host":
+        assert status["cpp_wrapper"] == "ok", status
     from torch._dynamo.device_interface import get_interface_for_device
 
     iface = get_interface_for_device("accel")
@@ -57,13 +79,15 @@ def test_hook_registered():
 
 
 @host_only
-def test_pointwise_chain_is_one_fused_kernel():
+@WRAPPERS
+def test_pointwise_chain_is_one_fused_kernel(wrapper):
     x, y = torch.randn(257, 33), torch.randn(257, 33)
     xa, ya = x.to("accel"), y.to("accel")
     compiled = torch.compile(_chain)
     out, code = run_and_get_code(compiled, xa, ya)
     assert metrics.generated_kernel_count == 1
-    assert "cpp_fused_" in code[0] and "_accel_call_kernel(0, cpp_fused_" in code[0]
+    assert code[0].count("cpp_fused_") >= 2  # defined once, called once
+    assert _kernel_call(wrapper) in code[0].replace("    ", ""), code[0]
     torch.testing.assert_close(out.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
     assert torch_accel.fallback_counts() == {}
     # At run time the compiled graph launches no aten op (the eager sin/mul/add/sub kernels
@@ -78,7 +102,8 @@ def test_pointwise_chain_is_one_fused_kernel():
 
 
 @host_only
-def test_kernel_waits_for_earlier_work_on_the_stream():
+@WRAPPERS
+def test_kernel_waits_for_earlier_work_on_the_stream(wrapper):
     # x * 3 and the additions are native asynchronous launches on the current stream; the
     # compiled kernel must see their results, also on a side stream.
     compiled = torch.compile(_chain)
@@ -94,20 +119,45 @@ def test_kernel_waits_for_earlier_work_on_the_stream():
 
 
 @host_only
-def test_protect_mode_kernels_do_not_fault():
+@WRAPPERS
+def test_protect_mode_kernels_do_not_fault(wrapper):
+    # With protect mode, a kernel touching accel memory outside its scope would SIGSEGV.
     r = run_python(
         "import torch, torch_accel, torch._inductor.config as c\n"
-        "c.fx_graph_cache = False\n"
-        "f = torch.compile(lambda x: (x * 2 + 1).sin() * x)\n"
-        "x = torch.randn(1000)\n"
-        "torch.testing.assert_close(f(x.to('accel')).cpu(), (x * 2 + 1).sin() * x)\n"
+        f"c.fx_graph_cache = False; c.cpp_wrapper = {wrapper == 'cpp'}\n"
+        "f = torch.compile(lambda x, w: ((x @ w) * 2 + 1).sin() * x)\n"
+        "x, w = torch.randn(40, 40), torch.randn(40, 40)\n"
+        "torch.testing.assert_close(f(x.to('accel'), w.to('accel')).cpu(),\n"
+        "                           ((x @ w) * 2 + 1).sin() * x, rtol=1e-4, atol=1e-4)\n"
         "print('ok')\n",
         env={"TORCH_ACCEL_PROTECT": "1"}, timeout=170)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
 
 
 @host_only
-def test_mlp_trains_like_eager():
+@WRAPPERS
+def test_device_error_before_a_kernel_is_raised_by_the_compiled_call(wrapper):
+    # An earlier launch failed on the stream (nll_loss's device-side bounds check, a sticky
+    # error as with CUDA); the compiled function's kernel waits for the stream and raises it.
+    r = run_python(
+        "import torch, torch_accel, torch._inductor.config as c\n"
+        f"c.fx_graph_cache = False; c.cpp_wrapper = {wrapper == 'cpp'}\n"
+        "f = torch.compile(lambda x: (x * 2 + 1).sin())\n"
+        "x = torch.randn(4, 5, device='accel')\n"
+        "assert torch.allclose(f(x).cpu(), (x.cpu() * 2 + 1).sin())\n"
+        "torch.nn.functional.nll_loss(x, torch.tensor([0, 1, 7, 2], device='accel'))\n"
+        "try:\n"
+        "    f(x)\n"
+        "except RuntimeError as e:\n"
+        "    print('RAISED', e)\n",
+        timeout=170)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "RAISED" in r.stdout and "Target 7 is out of bounds." in r.stdout, r.stdout
+
+
+@host_only
+@WRAPPERS
+def test_mlp_trains_like_eager(wrapper):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
     ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
@@ -130,10 +180,56 @@ def test_mlp_trains_like_eager():
                 q.grad = None
     # forward and backward were both compiled to C++ kernels
     assert metrics.generated_kernel_count >= 2
+    assert not counters["graph_break"], dict(counters["graph_break"])
 
 
 @host_only
-def test_dynamic_batch_size_compiles_once():
+@WRAPPERS
+def test_convolution_net_trains_like_eager(wrapper):
+    # Convolutions run through the counted fallback; their outputs must have the strides
+    # FakeTensor predicts for accel (the CPU would return channels_last for channels_last
+    # weights, which Inductor's layout optimisation produces).
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(4, 2, 3), torch.nn.Flatten(), torch.nn.Linear(72, 3))
+    x = torch.randn(2, 3, 8, 8)
+    ref_out = net(x)  # CPU eager first, then the same parameters on accel
+    ref_out.sum().backward()
+    ref_grads = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    net.to("accel")
+    out = torch.compile(net)(x.to("accel"))
+    out.sum().backward()
+    torch.testing.assert_close(out.cpu(), ref_out, rtol=1e-4, atol=1e-4)
+    for p, g in zip(net.parameters(), ref_grads):
+        torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-4)
+    assert metrics.generated_kernel_count >= 2
+    assert not counters["graph_break"], dict(counters["graph_break"])
+
+
+@host_only
+def test_cpp_wrapper_calls_extern_kernels_through_the_dispatcher():
+    # CPU's C shims (aoti_torch_cpu_mm_out, ...) would run at::cpu kernels on the calling
+    # thread, outside accel's streams; on accel every extern call goes to the dispatcher.
+    def f(x, w, b):
+        return (torch.addmm(b, x, w).relu() @ w).sin() + torch.kthvalue(x, 2, 1).values.sum()
+
+    x, w, b = torch.randn(6, 6), torch.randn(6, 6), torch.randn(6)
+    with inductor_config.patch(cpp_wrapper=True):
+        out, code = run_and_get_code(torch.compile(f), x.to("accel"), w.to("accel"),
+                                     b.to("accel"))
+    torch.testing.assert_close(out.cpu(), f(x, w, b), rtol=1e-4, atol=1e-4)
+    assert 'findSchemaOrThrow("aten::addmm", "out")' in code[0]
+    assert 'findSchemaOrThrow("aten::mm", "out")' in code[0]
+    assert "aoti_torch_cpu_" not in code[0] and "aoti_torch_accel_" not in code[0]
+    assert 'aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]  # a fallback op
+    assert "cached_torch_device_type_privateuse1" in code[0]  # buffers from accel's allocator
+    assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
+
+
+@host_only
+@WRAPPERS
+def test_dynamic_batch_size_compiles_once(wrapper):
     def f(x, w):
         return torch.relu(x @ w) * 0.5 + x.sum(dim=1, keepdim=True)
 
@@ -151,7 +247,8 @@ def test_dynamic_batch_size_compiles_once():
 
 
 @host_only
-def test_op_without_lowering_or_kernel_falls_back_with_warning(capfd):
+@WRAPPERS
+def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
     # histc has no Inductor lowering (it stays an aten call in the graph) and no native accel
     # kernel: it runs through the counted CPU fallback, between fused kernels.
     def f(x):
@@ -184,12 +281,54 @@ def test_triton_path_generates_code():
 
 
 @host_only
-def test_cpp_wrapper_is_refused_with_the_reason():
-    compiled = torch.compile(_chain)
-    x = torch.randn(8, device="accel")
-    with inductor_config.patch(cpp_wrapper=True), \
-            pytest.raises(Exception, match="cpp_wrapper=True is not supported on accel"):
-        compiled(x, x)
+@WRAPPERS
+def test_lora_example_compiled_matches_eager(wrapper):
+    # The LoRA example's training step (transformers + peft, AdamW, clipping) under
+    # torch.compile: the same per-step losses as eager accel, whole graphs, no fallback.
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import lora_finetune as lf
+
+    def train(compiled):
+        args = lf.parse_args(["--hidden", "32", "--layers", "1", "--batch-size", "4",
+                              "--seq-len", "16", "--seed", "3", "--steps", "3"])
+        tokenizer, data = lf.permutation_task(args.seq_len, 64, args.seed)
+        model = lf.build_model(args, tokenizer.vocab_size)
+        if compiled:
+            model = torch.compile(model)
+        return lf.train(args, model, data, torch.device("accel"), log=lambda *_: None)
+
+    eager = train(False)
+    compiled = train(True)
+    torch.testing.assert_close(torch.tensor(compiled.losses), torch.tensor(eager.losses),
+                               rtol=1e-4, atol=0)
+    assert metrics.generated_kernel_count >= 2  # forward and backward kernels
+    assert not counters["graph_break"], dict(counters["graph_break"])
+    assert compiled.fallback_calls == 0
+
+
+def test_cpp_wrapper_missing_api_is_refused_with_the_reason():
+    # A torch whose C++ wrapper lacks what ours builds on: cpp_wrapper=True names the reason,
+    # the Python wrapper keeps compiling.
+    r = run_python(
+        "import torch\n"
+        "from torch._inductor.codegen import cpp_wrapper_cpu\n"
+        "del cpp_wrapper_cpu.CppWrapperCpu.generate_fallback_kernel_with_runtime_lookup_boxed\n"
+        "import torch_accel, torch._inductor.config as c\n"
+        "c.fx_graph_cache = False\n"
+        "x = torch.randn(4, device='accel')\n"
+        "print('PY', torch.compile(lambda t: t * 2)(x).cpu().tolist() == (x * 2).cpu().tolist())\n"
+        "torch._dynamo.reset()\n"
+        "c.cpp_wrapper = True\n"
+        "try:\n"
+        "    torch.compile(lambda t: t * 3)(x)\n"
+        "except Exception as e:\n"
+        "    print('ERROR', e)\n"
+        "print('STATUS', torch_accel._inductor.status())\n",
+        timeout=170)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "PY True" in r.stdout, r.stdout
+    assert "cpp_wrapper=True is not supported on accel" in r.stdout, r.stdout
+    assert "generate_fallback_kernel_with_runtime_lookup_boxed" in r.stdout, r.stdout
 
 
 def test_missing_inductor_api_disables_compile_not_import():

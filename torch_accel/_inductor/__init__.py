@@ -6,8 +6,8 @@ Nothing here is imported by ``import torch_accel``: ``install()`` only arranges 
 Inductor lacks the APIs used here disables compilation on accel with a clear message
 (``status()``) instead of breaking the import.
 
-- host driver: Inductor's C++ kernels (CppScheduling) called from a Python wrapper in stream
-  order, see host_wrapper.py.
+- host driver: Inductor's C++ kernels (CppScheduling) called in stream order from the Python
+  wrapper (host_wrapper.py) or, with cpp_wrapper=True, from the C++ wrapper (cpp_wrapper.py).
 - cuda driver: Inductor's Triton kernels launched on accel's current CUDA stream.
 """
 import importlib.abc
@@ -15,14 +15,15 @@ import importlib.machinery
 import sys
 import warnings
 
-_status = {"dynamo": "not registered yet", "inductor": "not registered yet"}
+_status = {"dynamo": "not registered yet", "inductor": "not registered yet",
+           "cpp_wrapper": "not registered yet"}
 
 _DISABLED_HINT = ("torch.compile(backend='inductor') is disabled on accel; "
                   "backend='aot_eager' still works")
 
 
 def status() -> dict:
-    """What the hook registered: {'dynamo': ..., 'inductor': ...} ('ok' or why not)."""
+    """What the hook registered: {'dynamo', 'inductor', 'cpp_wrapper'} -> 'ok' or why not."""
     return dict(_status)
 
 
@@ -85,13 +86,41 @@ def register_inductor() -> None:
         from torch._inductor.codegen.cpp import CppScheduling
 
         from . import cpu_assumptions
-        from .host_wrapper import AccelCppWrapperUnsupported, AccelHostWrapperCodegen
+        from .host_wrapper import AccelHostWrapperCodegen
 
         cpu_assumptions.apply()
         common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen,
-                                            AccelCppWrapperUnsupported)
+                                            _host_cpp_wrapper())
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
     _status["inductor"] = "ok"
+
+
+def _host_cpp_wrapper():
+    """The cpp_wrapper=True codegen, or, where this torch's C++ wrapper lacks what it builds
+    on, a stand-in that refuses with the reason (the Python wrapper keeps working)."""
+    try:
+        from torch._inductor.codegen import cpp_utils, cpp_wrapper_cpu
+
+        needed = ["generate_fallback_kernel_with_runtime_lookup",
+                  "generate_fallback_kernel_with_runtime_lookup_boxed",
+                  "_generate_kernel_call_helper", "add_device_include", "generate_scatter_fallback"]
+        missing = [n for n in needed if not hasattr(cpp_wrapper_cpu.CppWrapperCpu, n)]
+        if not hasattr(cpp_utils, "DEVICE_TO_ATEN"):
+            missing.append("cpp_utils.DEVICE_TO_ATEN")
+        if missing:
+            raise RuntimeError(f"CppWrapperCpu lacks {', '.join(missing)}")
+        from .cpp_wrapper import AccelCppWrapperCodegen, register_device_name
+
+        register_device_name()
+        _status["cpp_wrapper"] = "ok"
+        return AccelCppWrapperCodegen
+    except Exception as e:
+        _status["cpp_wrapper"] = f"disabled: {type(e).__name__}: {e}"
+        from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+        return _refusing_wrapper(PythonWrapperCodegen, "cpp_wrapper=True is not supported "
+                                 f"on accel with this torch ({_status['cpp_wrapper']}); "
+                                 "compile with cpp_wrapper=False")
 
 
 def _safely(name, fn):
@@ -102,9 +131,9 @@ def _safely(name, fn):
         warnings.warn(f"torch_accel: {_DISABLED_HINT} ({_status[name]})", stacklevel=3)
 
 
-def _refusing_wrapper(base):
-    """Registered in place of the real backend when registration failed, so that compiling
-    for accel stops with the reason instead of Inductor's bare 'Device accel not supported'."""
+def _refusing_wrapper(base, reason=None):
+    """Registered in place of a real wrapper when registration failed, so that compiling for
+    accel stops with the reason instead of Inductor's bare 'Device accel not supported'."""
 
     class Refuse(base):
         supports_caching = False
@@ -114,7 +143,8 @@ def _refusing_wrapper(base):
 
         @staticmethod
         def create(*args, **kwargs):
-            raise RuntimeError(f"torch_accel: {_DISABLED_HINT} ({_status['inductor']})")
+            why = reason or f"{_DISABLED_HINT} ({_status['inductor']})"
+            raise RuntimeError(f"torch_accel: {why}")
 
     return Refuse
 

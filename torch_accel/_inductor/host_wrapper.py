@@ -45,21 +45,3 @@ class AccelHostWrapperCodegen(_HostKernelCalls, PythonWrapperCodegen):
         if is_subgraph:
             return AccelSubgraphWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
         return AccelHostWrapperCodegen()
-
-
-class AccelCppWrapperUnsupported(PythonWrapperCodegen):
-    """``torch._inductor.config.cpp_wrapper=True`` on accel: refused with the reason.
-
-    The C++ wrapper calls extern kernels through per-device C shims (``aoti_torch_cpu_mm_out``
-    and friends). No ``aoti_torch_accel_*`` shims exist, and the cpu ones call ``at::cpu::``
-    kernels directly, bypassing the dispatcher: they would compute on the calling thread, out of
-    stream order and outside accel's kernels. The wrapper would also need a C entry point into
-    torch_accel to drain the stream before each C++ kernel (the Python wrapper's
-    ``_accel_call_kernel``). Until both exist, the Python wrapper is the supported one."""
-
-    @staticmethod
-    def create(*args, **kwargs):
-        raise RuntimeError(
-            "torch_accel: cpp_wrapper=True is not supported on accel (Inductor's C++ wrapper "
-            "calls extern kernels through per-device C shims, and there are none for accel); "
-            "compile with cpp_wrapper=False (the default)")
