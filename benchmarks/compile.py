@@ -1,5 +1,6 @@
 """torch.compile vs eager on accel, same run: a 4M-element pointwise chain, an RMSNorm + SwiGLU
-MLP block (forward + backward) and the LoRA training step of examples/lora_finetune.py.
+MLP block (forward + backward) and the LoRA training step of examples/lora_finetune.py, each
+compiled with Inductor's Python wrapper (the default) and with cpp_wrapper=True (host driver).
 Medians; the ratio is eager time / compiled time (above 1: compiled is faster).
 
     python benchmarks/compile.py [--out DIR] [--repeats N] [--no-lora]
@@ -36,38 +37,46 @@ class RMSNormSwiGLU(torch.nn.Module):
         return x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
 
 
-def timed_pair(name, eager, compiled, repeats):
-    """Compiles (first call, timed once), then medians of eager and compiled."""
-    t0 = time.perf_counter()
-    compiled()
-    torch.accel.synchronize()
-    compile_s = time.perf_counter() - t0
-    torch_accel.reset_fallback_counts()
-    t_eager = median_seconds(eager, repeats, sync=torch.accel.synchronize)
-    eager_fallback = sum(torch_accel.fallback_counts().values())
-    torch_accel.reset_fallback_counts()
-    t_comp = median_seconds(compiled, repeats, sync=torch.accel.synchronize)
-    comp_fallback = sum(torch_accel.fallback_counts().values())
-    print(f"{name}: eager {t_eager * 1e3:.2f} ms, compiled {t_comp * 1e3:.2f} ms "
-          f"-> {t_eager / t_comp:.2f}x (compile {compile_s:.1f} s; fallback calls "
-          f"eager {eager_fallback}, compiled {comp_fallback})")
-    return {"eager_ms": t_eager * 1e3, "compiled_ms": t_comp * 1e3, "speedup": t_eager / t_comp,
-            "compile_s": compile_s, "eager_fallback_calls": eager_fallback,
-            "compiled_fallback_calls": comp_fallback}
+def compile_with(wrapper: str, fn):
+    """torch.compile(fn) with Inductor's Python or C++ wrapper (distinct backends, so Dynamo
+    keeps a cache entry for each)."""
+    return torch.compile(fn, options={"cpp_wrapper": wrapper == "cpp"})
+
+
+def timed(name, eager, compiled: dict, repeats):
+    """Compiles each variant (first call, timed once), then medians of eager and each."""
+    result = {}
+    for key, fn in compiled.items():
+        t0 = time.perf_counter()
+        fn()
+        torch.accel.synchronize()
+        result[f"{key}_compile_s"] = time.perf_counter() - t0
+    timings = {"eager": eager, **compiled}
+    line = []
+    for key, fn in timings.items():
+        torch_accel.reset_fallback_counts()
+        seconds = median_seconds(fn, repeats, sync=torch.accel.synchronize)
+        result[f"{key}_ms"] = seconds * 1e3
+        result[f"{key}_fallback_calls"] = sum(torch_accel.fallback_counts().values())
+        if key != "eager":
+            result[f"{key}_speedup"] = result["eager_ms"] / result[f"{key}_ms"]
+            line.append(f"{key} {result[f'{key}_ms']:.2f} ms -> {result[f'{key}_speedup']:.2f}x "
+                        f"(compile {result[f'{key}_compile_s']:.1f} s)")
+    print(f"{name}: eager {result['eager_ms']:.2f} ms; " + "; ".join(line))
+    return result
 
 
 def bench_pointwise(repeats):
     x = torch.randn(4 << 20, device="accel")
     y = torch.randn(4 << 20, device="accel")
-    compiled = torch.compile(pointwise_chain)
-    return timed_pair("pointwise chain, 4M float32", lambda: pointwise_chain(x, y),
-                      lambda: compiled(x, y), repeats)
+    compiled = {w: compile_with(w, pointwise_chain) for w in WRAPPERS}
+    return timed("pointwise chain, 4M float32", lambda: pointwise_chain(x, y),
+                 {k: (lambda f=f: f(x, y)) for k, f in _named(compiled).items()}, repeats)
 
 
 def bench_block(repeats):
     torch.manual_seed(0)
     block = RMSNormSwiGLU(256, 688).to("accel")
-    compiled_block = torch.compile(block)
     x = torch.randn(8, 128, 256, device="accel", requires_grad=True)
 
     def step(module):
@@ -77,8 +86,9 @@ def bench_block(repeats):
             block.zero_grad(set_to_none=True)
         return run
 
-    return timed_pair("RMSNorm + SwiGLU block fwd+bwd (8x128x256, ffn 688)", step(block),
-                      step(compiled_block), repeats)
+    compiled = {w: step(compile_with(w, block)) for w in WRAPPERS}
+    return timed("RMSNorm + SwiGLU block fwd+bwd (8x128x256, ffn 688)", step(block),
+                 _named(compiled), repeats)
 
 
 def bench_lora(repeats):
@@ -90,18 +100,27 @@ def bench_lora(repeats):
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr)
     batch = data[: args.batch_size].to("accel")
-    compiled_model = torch.compile(model)
 
     def step(m):
         def run():
-            loss = m(input_ids=batch, labels=batch).loss
+            loss = m(batch, batch).loss
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
         return run
 
-    return timed_pair("LoRA training step (lora_finetune.py defaults)", step(model),
-                      step(compiled_model), repeats)
+    forward = lambda ids, labels: model(input_ids=ids, labels=labels)  # noqa: E731
+    compiled = {w: step(compile_with(w, forward)) for w in WRAPPERS}
+    return timed("LoRA training step (lora_finetune.py defaults)", step(forward),
+                 _named(compiled), repeats)
+
+
+# cpp_wrapper=True is the host driver's (the CUDA driver compiles Triton with the Python one)
+WRAPPERS = ["python", "cpp"] if torch_accel.driver() == "host" else ["python"]
+
+
+def _named(by_wrapper: dict) -> dict:
+    return {"compiled" if w == "python" else "cpp_wrapper": f for w, f in by_wrapper.items()}
 
 
 def main():
