@@ -253,9 +253,10 @@ def _check_accel_triton_wrapper(code):
     """The accel-specific parts of one generated wrapper, whatever its graph; returns
     {kernel name: kernel source} and the launch lines."""
     compile(code, "<wrapper>", "exec")  # the whole module is valid Python
-    kernels = {name: src for name, src, device in _KERNEL_SOURCE.findall(code)}
+    found = _KERNEL_SOURCE.findall(code)
+    kernels = {name: src for name, src, _ in found}
     assert kernels, code
-    assert [d for *_, d in _KERNEL_SOURCE.findall(code)] == ["accel"] * len(kernels)
+    assert [device for *_, device in found] == ["accel"] * len(kernels)
     for name, src in kernels.items():
         compile(src, name, "exec")
         assert f"@triton.jit\ndef {name}(" in src, src
