@@ -1,7 +1,10 @@
 """torch.compile on accel (Inductor's C++ kernels on the host driver): fusion, stream order,
-training, dynamic shapes, fallback ops, with the Python wrapper and with cpp_wrapper=True.
-Every test starts with Dynamo reset and the FX graph cache off, so each one really compiles."""
+training, dynamic shapes, fallback ops, with the Python wrapper and with cpp_wrapper=True; and
+the CUDA driver's Triton path, generated here and checked as text. Every test starts with
+Dynamo reset and the FX graph cache off, so each one really compiles."""
+import json
 import os
+import re
 import sys
 import warnings
 
@@ -278,6 +281,146 @@ def test_triton_path_generates_code():
     assert "@triton.jit" in code[0] and "get_raw_stream" in code[0]
     assert "_current_raw_stream" in code[0]
     torch.testing.assert_close(out.cpu(), _chain(x, y), rtol=1e-5, atol=1e-5)
+
+
+# The CUDA driver's Triton path, generated on any driver and checked as text. A subprocess
+# registers the Triton backend for accel (registration is process-global) and stubs only what
+# an sm_90 GPU would provide: accel's device properties (the fields the CUDA driver reports)
+# and compute capability, Triton's active CUDA driver (its compile target) and Inductor's
+# "a GPU can run Triton" check. get_code generates the wrapper and kernels without compiling
+# or running them.
+_TRITON_CODEGEN = r'''
+import json, types
+import torch, torch_accel
+import torch._functorch.config as functorch_config
+import torch._inductor.config as inductor_config
+from torch._inductor import scheduler
+from torch._inductor.utils import get_code
+from triton.backends.compiler import GPUTarget
+from triton.runtime.driver import driver
+from torch_accel._inductor.device_interface import AccelInterface
+from torch_accel.accel.device import _DeviceProperties
+
+props = _DeviceProperties(name="stub sm_90", total_memory=80 << 30, multi_processor_count=132,
+                          major=9, minor=0, warp_size=32, max_threads_per_block=1024,
+                          driver="cuda")
+AccelInterface.get_device_properties = staticmethod(lambda device=None: props)
+AccelInterface.get_compute_capability = staticmethod(lambda device=None: 90)
+driver.set_active(types.SimpleNamespace(get_current_target=lambda: GPUTarget("cuda", 90, 32)))
+scheduler.has_triton = lambda: True
+
+torch_accel._inductor.register_inductor("triton")
+inductor_config.fx_graph_cache = False
+
+
+def code_of(fn, *args):
+    return [c for c in get_code(torch.compile(fn), *args) if c]
+
+
+torch.manual_seed(0)
+x, y = torch.randn(4096, device="accel"), torch.randn(4096, device="accel")
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(),
+                            torch.nn.Linear(16, 4)).to("accel")
+data, target = torch.randn(5, 8, device="accel"), torch.randn(5, 4, device="accel")
+codes = {"chain": code_of(lambda x, y: (x * 2 + 1).sin() * y - x, x, y),
+         "softmax": code_of(lambda x: torch.softmax(x, -1), torch.randn(8, 8192, device="accel")),
+         "cond": code_of(lambda p, x: torch.cond(p, lambda x: (x * 2).sin(),
+                                                 lambda x: x.cos() + 1, (x,)),
+                         torch.tensor(True, device="accel"), torch.randn(64, device="accel"))}
+# The backward graph is lowered with the forward one, so both are generated without running.
+with functorch_config.patch(force_non_lazy_backward_lowering=True):
+    codes["mlp"] = code_of(lambda d, t: torch.nn.functional.mse_loss(model(d), t), data, target)
+print("CODES" + json.dumps(codes))
+'''
+
+
+@pytest.fixture(scope="module")
+def triton_code():
+    pytest.importorskip("triton", reason="triton is not installed (requirements.txt pins it): "
+                        "the accel CUDA driver's Triton path cannot be generated here")
+    r = run_python(_TRITON_CODEGEN, timeout=170)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return json.loads(r.stdout.split("CODES", 1)[1])
+
+
+_KERNEL_SOURCE = re.compile(r"^(triton_\w+) = async_compile\.triton\('\1', '''(.*?)''', "
+                            r"device_str='(\w+)'\)$", re.M | re.S)
+
+
+def _check_accel_triton_wrapper(code):
+    """The accel-specific parts of one generated wrapper, whatever its graph; returns
+    {kernel name: kernel source} and the launch lines."""
+    compile(code, "<wrapper>", "exec")  # the whole module is valid Python
+    found = _KERNEL_SOURCE.findall(code)
+    kernels = {name: src for name, src, _ in found}
+    assert kernels, code
+    assert [device for *_, device in found] == ["accel"] * len(kernels)
+    for name, src in kernels.items():
+        compile(src, name, "exec")
+        assert f"@triton.jit\ndef {name}(" in src, src
+        # Triton compiles and launches for CUDA (cuda_wrapper.triton_targets_cuda).
+        assert "'device': DeviceProperties(type='cuda', index=0, " in src, src
+    # Streams come from accel's runtime (its current CUDA stream on the CUDA driver), and
+    # every kernel is launched on the stream fetched for device 0 just before.
+    assert "from torch_accel._C import _current_raw_stream as get_raw_stream" in code
+    assert "torch.cuda" not in code and "_cuda_getCurrentRawStream" not in code
+    body = code.split("    def call(self, args):", 1)[1].split("runner = Runner(", 1)[0]
+    assert "with torch.accel.device(0):" in body
+    launches = re.findall(r"^ +(triton_\w+)\.run\((.*), stream=(\w+)\)$", body, re.M)
+    assert sorted({k for k, *_ in launches}) == sorted(kernels), body
+    for _, _, stream in launches:
+        assert f"{stream} = get_raw_stream(0)" in body, body
+    # Buffers come from accel's allocator; nothing is C++ or on another device.
+    allocations = re.findall(r"= (empty_strided\w*)\((.*)\)$", body, re.M)
+    assert allocations, body
+    assert all(f == "empty_strided" and "device='accel'" in a for f, a in allocations), body
+    assert "cpp_fused" not in code and "_accel_call_kernel" not in code
+    return kernels, launches
+
+
+def test_triton_path_pointwise_chain_is_one_kernel_on_the_accel_stream(triton_code):
+    (code,) = triton_code["chain"]
+    kernels, launches = _check_accel_triton_wrapper(code)
+    (name,) = kernels
+    assert name.startswith("triton_poi_fused_") and all(
+        op in name for op in ("add", "mul", "sin", "sub")), name
+    assert "tl_math.sin(" in kernels[name]
+    assert launches == [(name, "arg0_1, arg1_1, buf0, 4096", "raw_stream0")], launches
+    assert "buf0 = empty_strided((4096, ), (1, ), device='accel', dtype=torch.float32)" in code
+
+
+def test_triton_path_reductions_and_training(triton_code):
+    (softmax,) = triton_code["softmax"]
+    kernels, _ = _check_accel_triton_wrapper(softmax)
+    assert [k for k in kernels if k.startswith("triton_red_fused__softmax")], list(kernels)
+    # MLP forward and backward: Triton kernels for the pointwise and reduction parts, and
+    # the matmuls as extern calls that dispatch to accel's own kernels.
+    forward, backward = triton_code["mlp"]
+    fw, _ = _check_accel_triton_wrapper(forward)
+    bw, _ = _check_accel_triton_wrapper(backward)
+    assert any(k.startswith("triton_poi_fused_gelu") for k in fw), list(fw)
+    assert any(k.startswith("triton_per_fused_") and "mse_loss" in k for k in fw), list(fw)
+    assert any(k.startswith("triton_poi_fused_gelu_gelu_backward") for k in bw), list(bw)
+    assert "extern_kernels.addmm(" in forward and "extern_kernels.mm(" in backward
+
+
+def test_triton_path_control_flow_subgraphs(triton_code):
+    # torch.cond's branches are generated by the subgraph wrapper (AccelSubgraphGpuWrapperCodegen):
+    # each is a function with its own device guard, accel buffers and accel-stream launches.
+    (code,) = triton_code["cond"]
+    compile(code, "<wrapper>", "exec")
+    kernels = {name: device for name, _, device in _KERNEL_SOURCE.findall(code)}
+    assert len(kernels) == 2 and set(kernels.values()) == {"accel"}, kernels
+    assert "from torch_accel._C import _current_raw_stream as get_raw_stream" in code
+    for branch in ("true_graph_0", "false_graph_0"):
+        body = code.split(f"def {branch}(args):", 1)[1].split("\n\n", 1)[0]
+        assert "with torch.accel.device(0):" in body, body
+        assert re.search(rf"^ +{branch}_buf0 = empty_strided\(\(64, \), \(1, \), "
+                         r"device='accel', dtype=torch\.float32\)$", body, re.M), body
+        launch = re.search(r"^ +(triton_poi_fused_\w+)\.run\(.*, stream=(\w+)\)$", body, re.M)
+        assert launch and launch.group(1) in kernels, body
+        assert f"{launch.group(2)} = get_raw_stream(0)" in body, body
+    assert "if arg0_1.item():" in code
 
 
 @host_only

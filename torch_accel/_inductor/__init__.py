@@ -57,7 +57,33 @@ def _missing_inductor_apis() -> list:
     return missing
 
 
-def register_inductor() -> None:
+def _register_triton_backend() -> None:
+    """Inductor's Triton kernels, launched on accel's current CUDA stream (the CUDA driver's
+    backend). It only generates code until a kernel runs, so tests register it on the host
+    driver too, to check the generated code as text."""
+    from torch._inductor import utils
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.triton import TritonScheduling
+
+    from .cuda_wrapper import AccelGpuWrapperCodegen, triton_targets_cuda
+
+    triton_targets_cuda()
+    # Inductor keys its GPU paths (device guards, stream handles, Triton launches) on this
+    # list; accel on the CUDA driver is a CUDA GPU.
+    if "accel" not in utils.GPU_TYPES:
+        utils.GPU_TYPES.append("accel")
+    _status["cpp_wrapper"] = ("disabled: the CUDA driver launches Triton kernels from the "
+                              "Python wrapper")
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    refuse = _refusing_wrapper(PythonWrapperCodegen, "cpp_wrapper=True is not supported on "
+                               "accel's CUDA driver; compile with cpp_wrapper=False")
+    common.register_backend_for_device("accel", TritonScheduling, AccelGpuWrapperCodegen, refuse)
+
+
+def register_inductor(backend: str | None = None) -> None:
+    """Registers accel's Inductor backend: "cpp" on the host driver, "triton" on the CUDA
+    driver. ``backend`` overrides the choice (tests generate Triton code on the host driver)."""
     import torch
     from torch._inductor.codegen import common
 
@@ -68,20 +94,14 @@ def register_inductor() -> None:
         raise RuntimeError(f"this torch ({torch.__version__}) lacks {', '.join(missing)}")
     from .device_op_overrides import AccelDeviceOpOverrides
 
-    if _C._driver_name() == "cuda":
-        from torch._inductor import utils
-        from torch._inductor.codegen.triton import TritonScheduling
+    if backend is None:
+        backend = "triton" if _C._driver_name() == "cuda" else "cpp"
+    if backend == "triton":
+        if _C._driver_name() == "cuda":
+            from .cuda_wrapper import check_cuda_torch
 
-        from .cuda_wrapper import AccelGpuWrapperCodegen, check_cuda_torch, triton_targets_cuda
-
-        check_cuda_torch()
-        triton_targets_cuda()
-
-        # Inductor keys its GPU paths (device guards, stream handles, Triton launches) on this
-        # list; accel on the CUDA driver is a CUDA GPU.
-        if "accel" not in utils.GPU_TYPES:
-            utils.GPU_TYPES.append("accel")
-        common.register_backend_for_device("accel", TritonScheduling, AccelGpuWrapperCodegen)
+            check_cuda_torch()  # running Triton kernels needs torch.cuda; generating them not
+        _register_triton_backend()
     else:
         from torch._inductor.codegen.cpp import CppScheduling
 
