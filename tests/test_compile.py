@@ -303,7 +303,8 @@ from torch_accel.accel.device import _DeviceProperties
 
 props = _DeviceProperties(name="stub sm_90", total_memory=80 << 30, multi_processor_count=132,
                           major=9, minor=0, warp_size=32, max_threads_per_block=1024,
-                          driver="cuda")
+                          max_threads_per_multi_processor=2048,
+                          regs_per_multiprocessor=65536, driver="cuda")
 AccelInterface.get_device_properties = staticmethod(lambda device=None: props)
 AccelInterface.get_compute_capability = staticmethod(lambda device=None: 90)
 driver.set_active(types.SimpleNamespace(get_current_target=lambda: GPUTarget("cuda", 90, 32)))
@@ -360,6 +361,9 @@ def _check_accel_triton_wrapper(code):
         assert f"@triton.jit\ndef {name}(" in src, src
         # Triton compiles and launches for CUDA (cuda_wrapper.triton_targets_cuda).
         assert "'device': DeviceProperties(type='cuda', index=0, " in src, src
+        # the occupancy limits reach the heuristics (reduction sizing, fusion register checks)
+        assert "regs_per_multiprocessor=65536" in src, src
+        assert "max_threads_per_multi_processor=2048" in src, src
     # Streams come from accel's runtime (its current CUDA stream on the CUDA driver), and
     # every kernel is launched on the stream fetched for device 0 just before.
     assert "from torch_accel._C import _current_raw_stream as get_raw_stream" in code

@@ -29,6 +29,8 @@ py::dict deviceProperties(c10::DeviceIndex device) {
   d["minor"] = p.minor;
   d["warp_size"] = p.warp_size;
   d["max_threads_per_block"] = p.max_threads_per_block;
+  d["max_threads_per_multi_processor"] = p.max_threads_per_multi_processor;
+  d["regs_per_multiprocessor"] = p.regs_per_multiprocessor;
   d["driver"] = rt::driver().name();
   return d;
 }

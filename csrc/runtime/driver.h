@@ -41,6 +41,9 @@ struct DeviceProperties {
   int minor = 0;
   int warp_size = 1;
   int max_threads_per_block = 1;
+  // Occupancy limits (Inductor's Triton heuristics size reductions and fusions with them).
+  int max_threads_per_multi_processor = 1;
+  int regs_per_multiprocessor = 0;
 };
 
 enum EventFlags : unsigned { kEventDefault = 0, kEventDisableTiming = 1 };

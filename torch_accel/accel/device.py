@@ -80,6 +80,8 @@ class _DeviceProperties:
     minor: int
     warp_size: int
     max_threads_per_block: int
+    max_threads_per_multi_processor: int
+    regs_per_multiprocessor: int
     driver: str
 
 

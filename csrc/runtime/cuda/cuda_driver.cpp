@@ -81,6 +81,8 @@ class CudaDriver final : public Driver {
     props->minor = p.minor;
     props->warp_size = p.warpSize;
     props->max_threads_per_block = p.maxThreadsPerBlock;
+    props->max_threads_per_multi_processor = p.maxThreadsPerMultiProcessor;
+    props->regs_per_multiprocessor = p.regsPerMultiprocessor;
     return Error::Success;
   }
 
