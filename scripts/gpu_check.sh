@@ -30,8 +30,8 @@ step() {  # step NAME SECONDS CMD...: runs CMD with a timeout, logs to DIR/NAME.
 
 rm -f "$DIR/.steps"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$DIR/gpu.txt" 2>&1
-step build 210 "$PY" setup.py -q build_ext --inplace
-step probe 30 env TORCH_ACCEL_DRIVER=cuda "$PY" -c "
+step build 195 "$PY" setup.py -q build_ext --inplace
+step probe 25 env TORCH_ACCEL_DRIVER=cuda "$PY" -c "
 import torch, torch_accel
 assert torch_accel.driver() == 'cuda', torch_accel.driver()
 a = torch.randn(64, 64, device='accel'); b = torch.randn(64, 64, device='accel')
@@ -39,10 +39,14 @@ torch.testing.assert_close((a @ b).cpu(), a.cpu() @ b.cpu(), atol=1e-4, rtol=1e-
 torch.accel.manual_seed(0); x = torch.rand(8, device='accel').cpu()
 print('driver', torch_accel.driver(), 'gemm ok; first uniforms', x.tolist())
 "
-step tests 150 env TORCH_ACCEL_DRIVER=cuda "$PY" -m pytest -q -p no:cacheprovider \
+step tests 140 env TORCH_ACCEL_DRIVER=cuda "$PY" -m pytest -q -p no:cacheprovider \
   --junitxml="$DIR/tests.xml" tests/test_blas_ops.py tests/test_random_ops.py \
-  tests/test_autocast.py tests/test_binary_ops.py tests/test_copy.py tests/test_fallback.py
-step bench 80 env TORCH_ACCEL_DRIVER=cuda "$PY" benchmarks/gpu_side_by_side.py --out "$DIR"
+  tests/test_autocast.py tests/test_binary_ops.py tests/test_copy.py tests/test_fallback.py \
+  tests/test_compile.py
+step bench 55 env TORCH_ACCEL_DRIVER=cuda "$PY" benchmarks/gpu_side_by_side.py --out "$DIR"
+# Triton kernels on accel vs accel eager (goal: >= 1.6x on the pointwise chain)
+step compile 55 env TORCH_ACCEL_DRIVER=cuda "$PY" benchmarks/compile.py --no-lora --repeats 10 \
+  --out "$DIR"
 
 { echo "{"; cat "$DIR/.steps"; echo "\"gpu\": \"$(head -n 2 "$DIR/gpu.txt" | tail -n 1)\"}"; } \
   >"$DIR/summary.json"
