@@ -246,7 +246,9 @@ def test_cpp_wrapper_calls_extern_kernels_through_the_dispatcher():
     assert 'findSchemaOrThrow("aten::addmm", "out")' in code[0]
     assert 'findSchemaOrThrow("aten::mm", "out")' in code[0]
     assert "aoti_torch_cpu_" not in code[0] and "aoti_torch_accel_" not in code[0]
-    assert 'aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]  # a fallback op
+    # a fallback op, through the dispatcher too (torch 2.14's runtime lookup calls it boxed)
+    assert ('aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]
+            or 'findSchemaOrThrow("aten::kthvalue", "")' in code[0]), code[0]
     assert "cached_torch_device_type_privateuse1" in code[0]  # buffers from accel's allocator
     assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
 
@@ -443,7 +445,9 @@ def test_triton_path_control_flow_subgraphs(triton_code):
         launch = re.search(r"^ +(triton_poi_fused_\w+)\.run\(.*, stream=(\w+)\)$", body, re.M)
         assert launch and launch.group(1) in kernels, body
         assert f"{launch.group(2)} = get_raw_stream(0)" in body, body
-    assert "if arg0_1.item():" in code
+    # the predicate, read on the host (torch 2.14 branches on an int selector)
+    assert "if arg0_1.item():" in code or (
+        "buf0_selector = int(arg0_1.item())" in code and "if buf0_selector == 0:" in code), code
 
 
 @host_only
