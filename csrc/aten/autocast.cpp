@@ -5,6 +5,7 @@
 // mixed-dtype ops promote to the widest input type. Every other op falls through.
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 namespace accel {
 namespace {
@@ -13,6 +14,11 @@ using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
 using c10::IntArrayRef;
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
+// Named in the op lists' signatures of torch < 2.13, which still autocast the Dimname
+// overloads (2.13 removed named tensors, and DimnameList with them).
+using at::DimnameList;
+#endif
 
 // What CUDA answers for binary_cross_entropy under autocast: it is unsafe in 16 bits.
 Tensor binaryCrossEntropyBanned(const Tensor&, const Tensor&, const std::optional<Tensor>&,

@@ -118,6 +118,8 @@ def register_inductor(backend: str | None = None) -> None:
 def _host_cpp_wrapper():
     """The cpp_wrapper=True codegen, or, where this torch's C++ wrapper lacks what it builds
     on, a stand-in that refuses with the reason (the Python wrapper keeps working)."""
+    import torch
+
     try:
         from torch._inductor.codegen import cpp_utils, cpp_wrapper_cpu
 
@@ -128,7 +130,8 @@ def _host_cpp_wrapper():
         if not hasattr(cpp_utils, "DEVICE_TO_ATEN"):
             missing.append("cpp_utils.DEVICE_TO_ATEN")
         if missing:
-            raise RuntimeError(f"CppWrapperCpu lacks {', '.join(missing)}")
+            raise RuntimeError(f"this torch ({torch.__version__})'s CppWrapperCpu lacks "
+                               f"{', '.join(missing)}")
         from .cpp_wrapper import AccelCppWrapperCodegen, register_device_name
 
         register_device_name()

@@ -122,12 +122,16 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
     def generate_fallback_kernel(self, node: ir.FallbackKernel) -> None:
         if not _on_accel(node):
             return super().generate_fallback_kernel(node)
-        # What FallbackKernel.codegen does for ops without a C shim: runtime lookup.
+        # What FallbackKernel.codegen does for ops without a C shim: runtime lookup. Its outputs
+        # come from codegen_outputs() from torch 2.14 on (which names a single output itself).
+        if hasattr(node, "codegen_outputs"):
+            outputs = node.codegen_outputs()
+        else:
+            outputs = node.outputs if node.outputs else node.mutation_outputs
         self.generate_fallback_kernel_with_runtime_lookup(
             node.get_name(), node.python_kernel_name,
             lambda: [*node.codegen_args(), *node.codegen_kwargs()], node.op_overload,
-            node.export_extern_kernel_node(),
-            node.outputs if node.outputs else node.mutation_outputs)
+            node.export_extern_kernel_node(), outputs)
 
     def generate_scatter_fallback(self, node: ir.ScatterFallback) -> None:
         if not _on_accel(node):
