@@ -185,6 +185,8 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
     dtype = autocast_dtype(args)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    if args.compile:  # the optimizer step too (the model is compiled by the caller)
+        opt.step = torch.compile(opt.step)
     scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
     eval_batch = data[-args.batch_size:].to(device)
     train_rows = data[: max(args.batch_size, len(data) - args.batch_size)]
@@ -331,7 +333,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--bf16", action="store_true", help="bfloat16 autocast")
     p.add_argument("--fp16", action="store_true", help="float16 autocast with a GradScaler")
-    p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model and the optimizer step")
     p.add_argument("--out", default="lora-out", help="folder for the adapter, plots and summary")
     return p.parse_args(argv)
 
