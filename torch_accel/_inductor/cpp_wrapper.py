@@ -99,9 +99,7 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
         # positional arguments are the tensor inputs then the constants (mm, addmm, bmm,
         # randint.low_out for random seeds); keyword ones come from node.kwargs.
         op = node.op_overload
-        names = [a.name for a in op._schema.arguments if not a.kwarg_only] if op else []
-        values = dict(zip(names, [*node.inputs, *node.constant_args]))
-        values.update(node.kwargs)
+        values = _values_by_name(node, include_kwarg_only=False)
         out = [a.name for a in op._schema.arguments if a.is_out] if op else []
         if len(out) != 1:
             raise NotImplementedError(
@@ -113,10 +111,7 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
     def _generate_extern_kernel_alloc_helper(self, extern_kernel, args):
         if not _on_accel(extern_kernel) or getattr(extern_kernel, "outputs", None):
             return super()._generate_extern_kernel_alloc_helper(extern_kernel, args)
-        op = extern_kernel.op_overload
-        names = [a.name for a in op._schema.arguments] if op else []
-        values = dict(zip(names, [*extern_kernel.inputs, *extern_kernel.constant_args]))
-        values.update(extern_kernel.kwargs)
+        values = _values_by_name(extern_kernel, include_kwarg_only=True)
         self._dispatch_boxed(extern_kernel, values, [extern_kernel.get_name()], [extern_kernel])
 
     def generate_fallback_kernel(self, node: ir.FallbackKernel) -> None:
@@ -152,6 +147,17 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
                 f"torch_accel: cpp_wrapper=True would call {', '.join(missing)}, a C shim that "
                 "does not exist for accel; compile with cpp_wrapper=False (the default)")
         return result
+
+
+def _values_by_name(node, include_kwarg_only: bool) -> dict:
+    """node's tensor inputs then constants, named by its op's schema in order (keyword-only
+    arguments too where include_kwarg_only), then node.kwargs by name."""
+    op = node.op_overload
+    args = op._schema.arguments if isinstance(op, torch._ops.OpOverload) else []
+    names = [a.name for a in args if include_kwarg_only or not a.kwarg_only]
+    values = dict(zip(names, [*node.inputs, *node.constant_args]))
+    values.update(node.kwargs)
+    return values
 
 
 def _on_accel(node) -> bool:
