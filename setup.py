@@ -66,8 +66,6 @@ setup(
     version="0.1.0",
     description="An out-of-tree PyTorch device backend (PrivateUse1) named accel",
     packages=find_packages(include=["torch_accel", "torch_accel.*"]),
-    # spliced into the C++ that torch.compile generates with cpp_wrapper=True
-    package_data={"torch_accel": ["_inductor/kernel_scope.h"]},
     ext_modules=[CMakeExtension("torch_accel._C")],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.10",

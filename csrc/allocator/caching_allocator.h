@@ -1,6 +1,6 @@
 // A caching allocator over the accel runtime, with CUDACachingAllocator's semantics
-// (see DESIGN.md, "Caching allocator semantics"). Knows no torch: the c10::DeviceAllocator
-// adapter lives in device_allocator_torch.cpp.
+// (docs/architecture.md, "The caching allocator"). Knows no torch: the c10::DeviceAllocator
+// adapter is in the framework layer (core/device_allocator.cpp).
 #pragma once
 
 #include <array>

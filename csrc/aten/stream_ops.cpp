@@ -1,7 +1,7 @@
 // record_stream: tells the caching allocator that a tensor is used on another stream.
 #include <torch/library.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 
 namespace accel {
 namespace {

@@ -3,7 +3,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 #include "core/device.h"
 
 namespace accel {

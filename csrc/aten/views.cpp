@@ -11,7 +11,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 
 namespace accel {
 namespace {

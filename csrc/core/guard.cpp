@@ -2,7 +2,7 @@
 // c10::DeviceGuard, StreamGuard, torch.Stream and torch.Event work on accel.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 #include "core/device.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"

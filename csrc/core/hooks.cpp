@@ -2,7 +2,7 @@
 // memory, devices, storage resize).
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 #include "core/device.h"
 #include "core/generator.h"
 #include "core/host_allocator.h"

@@ -1,6 +1,6 @@
 // The BLAS family of the kernel ABI: one strided batched GEMM. BLAS is the one thing the
-// kernel library delegates: the host build calls the CPU BLAS inside LibTorch on the stream's
-// worker thread, the CUDA build calls cuBLAS on the stream. Knows no torch.
+// kernel library delegates: the host build runs an installed CPU BLAS on the stream's worker
+// thread, the CUDA build calls cuBLAS on the stream. Knows no torch.
 #pragma once
 
 #include <cstdint>
@@ -40,5 +40,11 @@ struct BlasTable {
 const BlasTable& blasTable();
 // The host build's table, always available.
 const BlasTable& hostBlasTable();
+
+// The host build queues each product on the stream and delegates the arithmetic to a CPU BLAS
+// that the framework layer installs at load time (LibTorch's); without one, gemm returns
+// NotSupported.
+using HostGemmFn = void (*)(const GemmDesc& d);
+void installHostGemm(HostGemmFn fn);
 
 }  // namespace accel::kernels

@@ -86,14 +86,6 @@ struct IndexAddOp {
   }
 };
 
-// The plain read-modify-write, for executors that run accumulations on one thread.
-struct PlainAccumulate {
-  template <class T>
-  ACCEL_HD static void add(T* p, OpMath<T> v) {
-    *p = castTo<T>(castTo<OpMath<T>>(*p) + v);
-  }
-};
-
 template <class Exec>
 rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream) {
   const int noperands = mode == IndexMode::Fill ? 1 : 2;

@@ -5,12 +5,14 @@
 
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "runtime/host/device_access.h"
-#include "../../torch_accel/_inductor/kernel_scope.h"
+#include "python/kernel_scope.h"
 
 namespace py = pybind11;
 
 namespace accel {
+
+// kernel_scope.h's text, embedded by the build (cmake/kernel_scope_source.cpp.in).
+extern const char* const kKernelScopeSource;
 
 namespace {
 
@@ -29,7 +31,7 @@ void* enterKernel(int device, const char** error) noexcept {
   thread_local std::string message;
   try {
     drainCurrentStream(device);
-    return new rt::host::DeviceAccess();
+    return rt::driver().hostAccess().release();
   } catch (const c10::Error& e) {
     message = e.what_without_backtrace();
   } catch (const std::exception& e) {
@@ -39,7 +41,7 @@ void* enterKernel(int device, const char** error) noexcept {
   return nullptr;
 }
 
-void exitKernel(void* scope) noexcept { delete static_cast<rt::host::DeviceAccess*>(scope); }
+void exitKernel(void* scope) noexcept { delete static_cast<rt::HostAccessScope*>(scope); }
 
 const TorchAccelKernelApi kKernelApi{TORCH_ACCEL_KERNEL_API_VERSION, enterKernel, exitKernel};
 
@@ -53,9 +55,10 @@ void registerInductorSupport(py::module& m) {
       py::gil_scoped_release no_gil;
       drainCurrentStream(device);
     }
-    rt::host::DeviceAccess access;
+    std::unique_ptr<rt::HostAccessScope> access = rt::driver().hostAccess();
     return kernel(*args);
   });
+  m.attr("_kernel_scope_source") = kKernelScopeSource;
   m.attr("_inductor_kernel_api") =
       py::capsule(const_cast<TorchAccelKernelApi*>(&kKernelApi), TORCH_ACCEL_KERNEL_API_CAPSULE);
 

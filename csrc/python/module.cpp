@@ -5,7 +5,7 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 #include "aten/fallback.h"
 #include "core/device.h"
 #include "core/generator.h"

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace accel::rt {
@@ -53,6 +54,12 @@ constexpr int kLowestPriority = 0;
 constexpr int kHighestPriority = -1;
 
 using HostFn = void (*)(void* user_data);
+
+// While alive, host code may read and write device memory in place (see Driver::hostAccess).
+class HostAccessScope {
+ public:
+  virtual ~HostAccessScope() = default;
+};
 
 class Driver {
  public:
@@ -101,6 +108,11 @@ class Driver {
   virtual Error eventQuery(Event event) = 0;  // Success when completed (or never recorded)
   virtual Error eventSynchronize(Event event) = 0;
   virtual Error eventElapsedTime(float* ms, Event start, Event end) = 0;
+
+  // Host code that computes on device memory in place (the host driver's Inductor kernels)
+  // holds the returned scope meanwhile: under TORCH_ACCEL_PROTECT=1 the host driver keeps its
+  // memory inaccessible otherwise. Null when device memory is not host memory (CUDA).
+  virtual std::unique_ptr<HostAccessScope> hostAccess() = 0;
 
   // Takes and clears the sticky error of work that failed asynchronously on `device`.
   virtual Error getLastError(int device) = 0;

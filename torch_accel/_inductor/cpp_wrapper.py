@@ -8,7 +8,7 @@ Inductor's CPU C++ wrapper (CppWrapperCpu) is reused with three accel-specific r
   ``at::cpu::`` kernels directly, which would compute on the calling thread outside accel's
   streams, and no ``aoti_torch_accel_*`` shims exist. Through the dispatcher they reach accel's
   own kernels, asynchronously on the current stream, exactly as the Python wrapper's calls do.
-- Each Inductor C++ kernel runs inside a ``torch_accel::KernelScope`` (kernel_scope.h): the
+- Each Inductor C++ kernel runs inside a ``torch_accel::KernelScope`` (csrc/python/kernel_scope.h): the
   current stream is drained first, so the kernel sees earlier launches' results, and device
   access is held, so protect mode does not fault.
 - Buffers are ``aoti_torch_empty_strided`` on PrivateUse1, i.e. accel's caching allocator.
@@ -16,7 +16,6 @@ Inductor's CPU C++ wrapper (CppWrapperCpu) is reused with three accel-specific r
 A call that would still go to a missing ``aoti_torch_accel_*`` shim stops compilation with an
 error that names it (never a link error at load time).
 """
-import os
 import re
 
 import torch
@@ -25,13 +24,13 @@ from torch._inductor.codegen import cpp_utils
 from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 from torch._inductor.virtualized import V
 
-_KERNEL_SCOPE_H = os.path.join(os.path.dirname(__file__), "kernel_scope.h")
 _MISSING_SHIM = re.compile(r"\baoti_torch_accel_\w+")
 
 
 def _kernel_scope_source() -> str:
-    with open(_KERNEL_SCOPE_H) as f:
-        return "#define TORCH_ACCEL_GENERATED_WRAPPER\n" + f.read()
+    from .. import _C  # csrc/python/kernel_scope.h, embedded by the build
+
+    return "#define TORCH_ACCEL_GENERATED_WRAPPER\n" + _C._kernel_scope_source
 
 
 def register_device_name() -> None:

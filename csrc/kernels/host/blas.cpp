@@ -1,53 +1,36 @@
-// Host GEMM: the CPU BLAS that LibTorch carries, called on the host driver's stream worker so
-// it runs asynchronously and in order like any kernel. This is the one place in the kernel
-// library that includes ATen, and the one place (besides the fallback) that views device
-// memory as CPU tensors: BLAS is delegated, not rewritten. LibTorch exports its BLAS only
-// behind its CPU ops, so the GEMM goes through at::cpu::baddbmm_out, which picks MKL /
-// oneDNN / OpenBLAS and handles transposed operands without copies.
-#include <ATen/ops/baddbmm_cpu_dispatch.h>
-#include <ATen/ops/from_blob.h>
+// Host GEMM: queued on the host driver's stream worker, so it runs asynchronously and in order
+// like any kernel. The product itself is the CPU BLAS that the framework layer installs
+// (aten/host_gemm.cpp: LibTorch's), which keeps this layer free of torch.
+#include <atomic>
 
 #include "kernels/host/host_blas.h"
 #include "runtime/host/device_access.h"
 #include "runtime/host/host_launch.h"
 
-namespace accel::kernels::host {
+namespace accel::kernels {
 namespace {
-
-// The transpose of op(X), for a batch of column-major matrices with leading dimension ld, as
-// a row-major-first (batch, cols, rows) view: strides (batch stride, ld, 1), or (.., 1, ld)
-// when X is transposed. CPU BLAS paths (oneDNN for bf16 in particular) are fast for row-major
-// outputs and slow for column-major ones, so the product is computed as
-// C^T = op(B)^T @ op(A)^T, which for row-major tensors is their own layout.
-at::Tensor transposedView(const void* data, bool trans, int64_t batch, int64_t rows,
-                          int64_t cols, int64_t ld, int64_t batch_stride, at::ScalarType type) {
-  return at::from_blob(const_cast<void*>(data), {batch, cols, rows},
-                       {batch_stride, trans ? 1 : ld, trans ? ld : 1},
-                       at::TensorOptions().dtype(type));
-}
-
+std::atomic<HostGemmFn> g_gemm{nullptr};
 }  // namespace
+
+void installHostGemm(HostGemmFn fn) { g_gemm.store(fn); }
+
+namespace host {
 
 rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return rt::Error::Success;
-  at::ScalarType type;
   switch (d.dtype) {
-    case DType::Float: type = at::kFloat; break;
-    case DType::Double: type = at::kDouble; break;
-    case DType::BFloat16: type = at::kBFloat16; break;
-    case DType::Half: type = at::kHalf; break;
+    case DType::Float: case DType::Double: case DType::BFloat16: case DType::Half: break;
     default: return rt::Error::NotSupported;
   }
-  return rt::host::enqueue(stream, [d, type] {
+  const HostGemmFn fn = g_gemm.load();
+  if (fn == nullptr) return rt::Error::NotSupported;
+  return rt::host::enqueue(stream, [d, fn] {
     // The stream worker already holds one; held here too because the CPU BLAS may run the
     // product on threads of its own.
     rt::host::DeviceAccess access;
-    at::Tensor at = transposedView(d.a, d.trans_a, d.batch, d.m, d.k, d.lda, d.stride_a, type);
-    at::Tensor bt = transposedView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
-    at::Tensor ct = transposedView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
-    // With beta == 0, baddbmm ignores c's old values, as BLAS does.
-    at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
+    fn(d);
   });
 }
 
-}  // namespace accel::kernels::host
+}  // namespace host
+}  // namespace accel::kernels

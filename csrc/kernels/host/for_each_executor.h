@@ -6,9 +6,16 @@
 #include <stdexcept>
 
 #include "kernels/host/host_executor.h"
-#include "kernels/index.h"
 
 namespace accel::kernels::host {
+
+// Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
+struct PlainAccumulate {
+  template <class T>
+  static void add(T* p, OpMath<T> v) {
+    *p = castTo<T>(castTo<OpMath<T>>(*p) + v);
+  }
+};
 
 struct ForEachExecutor {
   using Accumulate = PlainAccumulate;

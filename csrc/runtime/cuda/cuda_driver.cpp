@@ -249,6 +249,8 @@ class CudaDriver final : public Driver {
 
   std::string lastErrorMessage(int device) override { return last_message; }
 
+  std::unique_ptr<HostAccessScope> hostAccess() override { return nullptr; }
+
  private:
   static cudaMemcpyKind toCuda(MemcpyKind kind) {
     switch (kind) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/fork.h"
+#include "runtime/host/device_access.h"
 #include "runtime/host/event.h"
 #include "runtime/host/fault.h"
 #include "runtime/host/memory.h"
@@ -247,6 +248,13 @@ class HostDriver final : public Driver {
 
   std::string lastErrorMessage(int device) override {
     return valid(device) ? devices_[device]->error.message() : std::string();
+  }
+
+  std::unique_ptr<HostAccessScope> hostAccess() override {
+    struct Scope final : HostAccessScope {
+      DeviceAccess access;
+    };
+    return std::make_unique<Scope>();
   }
 
  private:

@@ -1,4 +1,4 @@
-#include "allocator/device_allocator_torch.h"
+#include "core/device_allocator.h"
 
 #include <memory>
 #include <mutex>

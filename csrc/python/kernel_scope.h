@@ -1,6 +1,7 @@
 // The contract between torch_accel._C and the C++ wrapper that torch.compile generates for
-// accel with cpp_wrapper=True (torch_accel/_inductor/cpp_wrapper.py splices this file into
-// the generated source; csrc/python/inductor_support.cpp implements it).
+// accel with cpp_wrapper=True. The build embeds this file's text in _C
+// (`_C._kernel_scope_source`), which torch_accel/_inductor/cpp_wrapper.py splices into the
+// generated source; csrc/python/inductor_support.cpp implements it.
 //
 // Around each Inductor C++ kernel the generated code holds a KernelScope: it drains the calling
 // thread's current accel stream (earlier asynchronous launches, e.g. an extern mm, must be done

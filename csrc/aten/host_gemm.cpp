@@ -1,0 +1,45 @@
+// The host driver's GEMM: LibTorch's CPU BLAS. The kernel layer queues the product on the
+// stream (kernels/host/blas.cpp) and calls what is installed here, so only this layer includes
+// ATen. This is the one place besides the fallback that views device memory as CPU tensors:
+// BLAS is delegated, not rewritten. LibTorch exports its BLAS only behind its CPU ops, so the
+// product goes through at::cpu::baddbmm_out, which picks MKL / oneDNN / OpenBLAS and handles
+// transposed operands without copies.
+#include <ATen/ops/baddbmm_cpu_dispatch.h>
+#include <ATen/ops/from_blob.h>
+
+#include "kernels/blas_abi.h"
+
+namespace accel {
+namespace {
+
+using kernels::DType;
+using kernels::GemmDesc;
+
+// The transpose of op(X), for a batch of column-major matrices with leading dimension ld, as
+// a row-major-first (batch, cols, rows) view: strides (batch stride, ld, 1), or (.., 1, ld)
+// when X is transposed. CPU BLAS paths (oneDNN for bf16 in particular) are fast for row-major
+// outputs and slow for column-major ones, so the product is computed as
+// C^T = op(B)^T @ op(A)^T, which for row-major tensors is their own layout.
+at::Tensor transposedView(const void* data, bool trans, int64_t batch, int64_t rows,
+                          int64_t cols, int64_t ld, int64_t batch_stride, at::ScalarType type) {
+  return at::from_blob(const_cast<void*>(data), {batch, cols, rows},
+                       {batch_stride, trans ? 1 : ld, trans ? ld : 1},
+                       at::TensorOptions().dtype(type));
+}
+
+void cpuGemm(const GemmDesc& d) {
+  const auto type = static_cast<at::ScalarType>(d.dtype);
+  at::Tensor at = transposedView(d.a, d.trans_a, d.batch, d.m, d.k, d.lda, d.stride_a, type);
+  at::Tensor bt = transposedView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
+  at::Tensor ct = transposedView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
+  // With beta == 0, baddbmm ignores c's old values, as BLAS does.
+  at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
+}
+
+const bool g_installed = [] {
+  kernels::installHostGemm(&cpuGemm);
+  return true;
+}();
+
+}  // namespace
+}  // namespace accel
