@@ -11,6 +11,7 @@
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
 #include "aten/fallback.h"
+#include "kernels/binary.h"
 
 namespace accel {
 namespace {
@@ -26,12 +27,12 @@ at::Tensor binaryTyped(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
     const kernels::Scalar rhs = toKernelScalar(b.item());
     at::Tensor x = asComputeInput(a, t, device);
     return runElementwise(out, t, {x}, [op, rhs](const kernels::ElementwiseDesc& d, rt::Stream s) {
-      return kernels::table().binary_scalar(op, d, rhs, s);
+      return kernels::binaryTable().binary_scalar(op, d, rhs, s);
     });
   }
   at::Tensor x = asComputeInput(a, t, device), y = asComputeInput(b, t, device);
   return runElementwise(out, t, {x, y}, [op, karg](const kernels::ElementwiseDesc& d, rt::Stream s) {
-    return kernels::table().binary(op, d, karg, s);
+    return kernels::binaryTable().binary(op, d, karg, s);
   });
 }
 

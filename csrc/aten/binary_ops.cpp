@@ -12,6 +12,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/binary.h"
 
 namespace accel {
 namespace {
@@ -77,10 +78,10 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
       rhs = c10::isIntegralType(common, true) ? c10::Scalar(rhs.toLong() * alpha.toLong())
                                               : c10::Scalar(rhs.toDouble() * alpha.toDouble());
     }
-    ACCEL_RT_CHECK(kernels::table().binary_scalar(op, makeDesc(iter), toKernelScalar(rhs), stream),
+    ACCEL_RT_CHECK(kernels::binaryTable().binary_scalar(op, makeDesc(iter), toKernelScalar(rhs), stream),
                    device);
   } else {
-    ACCEL_RT_CHECK(kernels::table().binary(op, makeDesc(iter), toKernelScalar(alpha), stream),
+    ACCEL_RT_CHECK(kernels::binaryTable().binary(op, makeDesc(iter), toKernelScalar(alpha), stream),
                    device);
   }
   return result;

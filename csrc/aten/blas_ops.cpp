@@ -22,7 +22,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "kernels/blas_abi.h"
+#include "kernels/blas.h"
 
 namespace accel {
 namespace {

@@ -7,6 +7,8 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
+#include "kernels/compare.h"
+#include "kernels/copy.h"
 
 namespace accel {
 namespace {
@@ -22,20 +24,20 @@ at::Tensor compare(CompareOp op, const at::Tensor& a, const at::Tensor& b, const
       const kernels::Scalar rhs = toKernelScalar(b.item());
       return runElementwise(o, c10::kBool, {asComputeInput(a, t, device)},
                             [op, rhs](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                              return kernels::table().compare_scalar(op, d, rhs, s);
+                              return kernels::compareTable().compare_scalar(op, d, rhs, s);
                             });
     }
     return runElementwise(o, c10::kBool,
                           {asComputeInput(a, t, device), asComputeInput(b, t, device)},
                           [op](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                            return kernels::table().compare(op, d, s);
+                            return kernels::compareTable().compare(op, d, s);
                           });
   };
   if (result == c10::kBool) return run(out);
   // A non-bool output (in-place `a.lt_(b)`, out=): compute bool, then cast into it.
   at::Tensor tmp = run(at::Tensor());
   return runElementwise(out, result, {tmp}, [](const kernels::ElementwiseDesc& d, rt::Stream s) {
-    return kernels::table().copy(d, s);
+    return kernels::copyTable().copy(d, s);
   });
 }
 

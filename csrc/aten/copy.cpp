@@ -14,6 +14,7 @@
 #include "core/host_allocator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/copy.h"
 
 namespace accel {
 namespace {
@@ -209,7 +210,7 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  ACCEL_RT_CHECK(kernels::table().copy(makeDesc(iter), stream), device);
+  ACCEL_RT_CHECK(kernels::copyTable().copy(makeDesc(iter), stream), device);
 }
 
 }  // namespace accel

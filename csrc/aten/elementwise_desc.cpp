@@ -5,13 +5,7 @@
 namespace accel {
 
 bool kernelSupports(c10::ScalarType t) {
-  switch (t) {
-    case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt: case c10::kLong:
-    case c10::kHalf: case c10::kFloat: case c10::kDouble: case c10::kBool: case c10::kBFloat16:
-      return true;
-    default:
-      return false;
-  }
+  return kernels::isSupportedDType(static_cast<int>(t));
 }
 
 kernels::DType toKernelDType(c10::ScalarType t) {

@@ -3,7 +3,7 @@
 
 #include <ATen/TensorIterator.h>
 
-#include "kernels/kernel_abi.h"
+#include "kernels/abi.h"
 
 namespace accel {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <initializer_list>
 
-#include "kernels/kernel_abi.h"
+#include "kernels/abi.h"
 
 namespace accel {
 

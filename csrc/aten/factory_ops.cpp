@@ -9,6 +9,7 @@
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/index.h"
 
 namespace accel {
 namespace {

@@ -7,6 +7,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/copy.h"
 
 namespace accel {
 namespace {
@@ -25,7 +26,7 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
                   .build();
   int device = self.device().index();
   ACCEL_RT_CHECK(
-      kernels::table().fill(makeDesc(iter), toKernelScalar(value), currentRuntimeStream(device)),
+      kernels::copyTable().fill(makeDesc(iter), toKernelScalar(value), currentRuntimeStream(device)),
       device);
   return self;
 }

@@ -7,7 +7,7 @@
 #include <ATen/ops/baddbmm_cpu_dispatch.h>
 #include <ATen/ops/from_blob.h>
 
-#include "kernels/blas_abi.h"
+#include "kernels/blas.h"
 
 namespace accel {
 namespace {

@@ -5,6 +5,7 @@
 #include "aten/elementwise_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/index.h"
 
 namespace accel {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "kernels/index_abi.h"
+#include "kernels/index.h"
 
 namespace accel {
 

@@ -19,6 +19,7 @@
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/index.h"
 
 namespace accel {
 namespace {

@@ -12,7 +12,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "kernels/norm_abi.h"
+#include "kernels/norm.h"
 
 namespace accel {
 namespace {

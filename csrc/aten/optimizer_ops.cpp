@@ -9,6 +9,7 @@
 #include "aten/elementwise_iter.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/amp.h"
 
 namespace accel {
 namespace {
@@ -33,7 +34,7 @@ void amp_unscale_(at::TensorList grads, at::Tensor& found_inf, const at::Tensor&
     at::Tensor grad = g;
     runElementwise(grad, grad.scalar_type(), {grad},
                    [found, inv](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                     return kernels::table().amp_unscale(d, found, inv, s);
+                     return kernels::ampTable().amp_unscale(d, found, inv, s);
                    });
   }
 }
@@ -47,7 +48,7 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   int32_t* tracker = growth_tracker.data_ptr<int32_t>();
   const float* found = found_inf.const_data_ptr<float>();
   runElementwise(scale, c10::kFloat, {scale}, [&](const kernels::ElementwiseDesc& d, rt::Stream st) {
-    return kernels::table().amp_update_scale(d, tracker, found, growth_factor, backoff_factor,
+    return kernels::ampTable().amp_update_scale(d, tracker, found, growth_factor, backoff_factor,
                                              growth_interval, st);
   });
   return scale;

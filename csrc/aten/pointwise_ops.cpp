@@ -6,6 +6,8 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
+#include "kernels/binary.h"
+#include "kernels/ternary.h"
 
 namespace accel {
 namespace {
@@ -21,7 +23,7 @@ at::Tensor ternary(TernaryOp op, const at::Tensor& a, const at::Tensor& b, const
                         {asComputeInput(a, first, device), asComputeInput(b, t, device),
                          asComputeInput(c, t, device)},
                         [op, v](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::table().ternary(op, d, v, s);
+                          return kernels::ternaryTable().ternary(op, d, v, s);
                         });
 }
 
@@ -59,7 +61,7 @@ at::Tensor& masked_fill_Scalar(at::Tensor& self, const at::Tensor& mask, const c
   at::Tensor m = mask.expand_as(self);
   runElementwise(self, self.scalar_type(), {m, self},
                  [value](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                   return kernels::table().masked_fill(d, value, s);
+                   return kernels::ternaryTable().masked_fill(d, value, s);
                  });
   return self;
 }
@@ -94,7 +96,7 @@ at::Tensor& clampTensorInto(const at::Tensor& self, const c10::optional<at::Tens
     const kernels::BinaryOp op = has_min ? kernels::BinaryOp::Maximum : kernels::BinaryOp::Minimum;
     r = runElementwise(target, t, {asComputeInput(self, t, device), asComputeInput(bound, t, device)},
                        [op, none](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                         return kernels::table().binary(op, d, none, s);
+                         return kernels::binaryTable().binary(op, d, none, s);
                        });
   }
   if (alloc) out = r;
@@ -158,7 +160,7 @@ at::Tensor lerpScalar(const at::Tensor& a, const at::Tensor& b, const c10::Scala
   const kernels::Scalar weight = toKernelScalar(w);
   return runElementwise(out, a.scalar_type(), {a, asComputeInput(b, a.scalar_type(), device)},
                         [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::table().binary(kernels::BinaryOp::Lerp, d, weight, s);
+                          return kernels::binaryTable().binary(kernels::BinaryOp::Lerp, d, weight, s);
                         });
 }
 at::Tensor lerp_Scalar(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {

@@ -18,7 +18,7 @@
 #include "core/generator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "kernels/random_abi.h"
+#include "kernels/random.h"
 
 namespace accel {
 namespace {

@@ -15,7 +15,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "kernels/reduce_abi.h"
+#include "kernels/reduce.h"
 
 namespace accel {
 namespace {

@@ -12,6 +12,8 @@
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "kernels/copy.h"
+#include "kernels/index.h"
 
 namespace accel {
 namespace {
@@ -212,7 +214,7 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
     }
   }
   const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::table().copy(d, currentRuntimeStream(device)), device);
+  ACCEL_RT_CHECK(kernels::copyTable().copy(d, currentRuntimeStream(device)), device);
   return out;
 }
 

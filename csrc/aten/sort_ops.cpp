@@ -10,7 +10,7 @@
 #include "aten/fallback.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
-#include "kernels/sort_abi.h"
+#include "kernels/sort.h"
 
 namespace accel {
 namespace {

@@ -10,6 +10,8 @@
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
 #include "aten/fallback.h"
+#include "kernels/copy.h"
+#include "kernels/unary.h"
 
 namespace accel {
 namespace {
@@ -48,19 +50,19 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self, const at::Tensor& out,
   if (kind == Kind::Rounding && c10::isIntegralType(in, /*includeBool=*/true)) {
     // floor/ceil/round/trunc of an integer is the integer itself.
     return runElementwise(out, in, {self}, [](const kernels::ElementwiseDesc& d, rt::Stream s) {
-      return kernels::table().copy(d, s);
+      return kernels::copyTable().copy(d, s);
     });
   }
   at::Tensor input = asComputeInput(self, compute, self.device());
   if (op == UnaryOp::LogicalNot && result != c10::kBool) {
     at::Tensor tmp = unary(op, self, at::Tensor(), p);
     return runElementwise(out, result, {tmp}, [](const kernels::ElementwiseDesc& d, rt::Stream s) {
-      return kernels::table().copy(d, s);
+      return kernels::copyTable().copy(d, s);
     });
   }
   return runElementwise(out, result, {input},
                         [op, &p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::table().unary(op, d, p, s);
+                          return kernels::unaryTable().unary(op, d, p, s);
                         });
 }
 
@@ -176,7 +178,7 @@ at::Tensor clampInto(const at::Tensor& self, const c10::optional<c10::Scalar>& m
   const c10::ScalarType t = clampType(self, min, max);
   at::Tensor input = asComputeInput(self, t, self.device());
   return runElementwise(out, t, {input}, [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-    return kernels::table().unary(UnaryOp::Clamp, d, p, s);
+    return kernels::unaryTable().unary(UnaryOp::Clamp, d, p, s);
   });
 }
 
@@ -232,14 +234,14 @@ at::Tensor& nan_to_num_out(const at::Tensor& self, c10::optional<double> nan,
   if (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)) {
     runElementwise(out, self.scalar_type(), {self},
                    [](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                     return kernels::table().copy(d, s);
+                     return kernels::copyTable().copy(d, s);
                    });
     return out;
   }
   const UnaryParams p = nanToNumParams(self.scalar_type(), nan, posinf, neginf);
   runElementwise(out, self.scalar_type(), {self},
                  [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                   return kernels::table().unary(UnaryOp::NanToNum, d, p, s);
+                   return kernels::unaryTable().unary(UnaryOp::NanToNum, d, p, s);
                  });
   return out;
 }
@@ -260,7 +262,7 @@ at::Tensor softplusInto(const at::Tensor& self, const c10::Scalar& beta,
   p.b = toKernelScalar(threshold);
   return runElementwise(out, self.scalar_type(), {self},
                         [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::table().unary(UnaryOp::Softplus, d, p, s);
+                          return kernels::unaryTable().unary(UnaryOp::Softplus, d, p, s);
                         });
 }
 at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta,

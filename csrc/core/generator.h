@@ -8,7 +8,7 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
 
-#include "kernels/random_abi.h"
+#include "kernels/random.h"
 
 namespace accel {
 

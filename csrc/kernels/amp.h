@@ -7,6 +7,25 @@
 
 namespace accel::kernels {
 
+
+
+struct AmpTable {
+  // On float32 device scalars read by the kernel itself (no host reads): grads (operands
+  // out = in, any floating dtype) *= *inv_scale, and *found_inf = 1 if any element is not
+  // finite.
+  rt::Error (*amp_unscale)(const ElementwiseDesc& d, float* found_inf, const float* inv_scale,
+                           rt::Stream stream);
+  // torch._amp_update_scale_: one-element launch over the scale (operands out = in = scale).
+  rt::Error (*amp_update_scale)(const ElementwiseDesc& d, int32_t* growth_tracker,
+                                const float* found_inf, double growth_factor,
+                                double backoff_factor, int64_t growth_interval,
+                                rt::Stream stream);
+  template <class Exec>
+  static AmpTable make();
+};
+const AmpTable& ampTable();  // the build of the driver in use
+
+
 // g * inv_scale, and found_inf = 1 if g is inf or NaN. Threads that find one all store the
 // same 1.0f, so the race is benign (as in CUDA's kernel).
 template <class T>
@@ -73,6 +92,15 @@ rt::Error launchAmpUpdateScale(const ElementwiseDesc& d, int32_t* growth_tracker
       UpdateScaleOp{growth_tracker, found_inf, static_cast<float>(growth_factor),
                     static_cast<float>(backoff_factor), growth_interval},
       stream);
+}
+
+template <class Exec>
+AmpTable AmpTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  AmpTable table{};
+  table.amp_unscale = &launchAmpUnscale<Exec>;
+  table.amp_update_scale = &launchAmpUpdateScale<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

@@ -16,6 +16,30 @@
 
 namespace accel::kernels {
 
+// Add and Sub take alpha; Lerp takes the weight and ThresholdBackward the threshold as alpha
+// (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in the output dtype.
+enum class BinaryOp : int {
+  Add, Sub, Mul, Div,
+  DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2,
+  BitwiseAnd, BitwiseOr, BitwiseXor,
+  Lerp,  // a + alpha * (b - a), alpha the weight (a tensor weight is TernaryOp::Lerp)
+  // Backward of activations: a is the incoming gradient, b the forward input (or output).
+  GeluBackward, GeluTanhBackward, SiluBackward, TanhBackward, SigmoidBackward,
+  ThresholdBackward,
+};
+
+struct BinaryTable {
+  // out = a op (alpha * b) for Add/Sub (alpha ignored otherwise); computed in out's dtype.
+  rt::Error (*binary)(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream);
+  // out = a op rhs: operand 0 is the output, operand 1 the tensor input.
+  rt::Error (*binary_scalar)(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
+                             rt::Stream stream);
+  template <class Exec>
+  static BinaryTable make();
+};
+const BinaryTable& binaryTable();  // the build of the driver in use
+
+
 template <class T>
 struct AddOp {
   using compute_t = T;
@@ -327,6 +351,15 @@ rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
         });
     }
   });
+}
+
+template <class Exec>
+BinaryTable BinaryTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  BinaryTable table{};
+  table.binary = &launchBinary<Exec>;
+  table.binary_scalar = &launchBinaryScalar<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

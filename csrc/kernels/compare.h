@@ -8,6 +8,20 @@
 
 namespace accel::kernels {
 
+// out (bool) = a op b. Inputs in one dtype (the comparison's common dtype).
+enum class CompareOp : int { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
+
+struct CompareTable {
+  // out (bool) = a op b, a and b in one dtype.
+  rt::Error (*compare)(CompareOp op, const ElementwiseDesc& d, rt::Stream stream);
+  rt::Error (*compare_scalar)(CompareOp op, const ElementwiseDesc& d, Scalar rhs,
+                              rt::Stream stream);
+  template <class Exec>
+  static CompareTable make();
+};
+const CompareTable& compareTable();  // the build of the driver in use
+
+
 #define ACCEL_COMPARE_FUNCTOR(NAME, EXPR)                     \
   template <class T>                                          \
   struct NAME {                                               \
@@ -81,6 +95,15 @@ rt::Error launchCompareScalar(CompareOp op, const ElementwiseDesc& d, Scalar rhs
       return Exec::template run<bool, S>(d, CompareWithScalar<Op>{f, scalarAs<T>(rhs)}, stream);
     });
   });
+}
+
+template <class Exec>
+CompareTable CompareTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  CompareTable table{};
+  table.compare = &launchCompare<Exec>;
+  table.compare_scalar = &launchCompareScalar<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

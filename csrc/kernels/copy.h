@@ -1,9 +1,24 @@
-// copy: out[i] = cast(in[i]), any dtype pair, any strides. Operand 0 is the destination.
+// copy and fill: out[i] = cast(in[i]) for any dtype pair and strides (operand 0 is the
+// destination), and out[i] = value.
 #pragma once
 
 #include "kernels/elementwise.h"
+#include "kernels/fill.h"
 
 namespace accel::kernels {
+
+
+
+struct CopyTable {
+  // out[i] = cast(in[i]): operand 0 is the destination, operand 1 the source.
+  rt::Error (*copy)(const ElementwiseDesc& d, rt::Stream stream);
+  // out[i] = value.
+  rt::Error (*fill)(const ElementwiseDesc& d, Scalar value, rt::Stream stream);
+  template <class Exec>
+  static CopyTable make();
+};
+const CopyTable& copyTable();  // the build of the driver in use
+
 
 // Computing in the destination type makes the per-element cast exactly src -> dst.
 template <class T>
@@ -24,6 +39,15 @@ rt::Error launchCopy(const ElementwiseDesc& d, rt::Stream stream) {
       return Exec::template run<Out, In>(d, CopyOp<Out>{}, stream);
     });
   });
+}
+
+template <class Exec>
+CopyTable CopyTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  CopyTable table{};
+  table.copy = &launchCopy<Exec>;
+  table.fill = &launchFill<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

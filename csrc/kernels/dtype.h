@@ -1,5 +1,5 @@
-// Scalar types of the kernel ABI: DType <-> C++ type, PyTorch's casting rules, the compute
-// ("opmath") type, and a dispatch helper. Knows no torch beyond c10's header-only Half and
+// The C++ types behind DType (abi.h's list): PyTorch's casting rules, the compute ("opmath")
+// type, and a dispatch helper. Knows no torch beyond c10's header-only Half and
 // BFloat16.
 #pragma once
 
@@ -14,42 +14,19 @@
 #include <c10/util/Half.h>
 #endif
 
-#include "kernels/kernel_abi.h"
+#include "kernels/abi.h"
 #include "kernels/macros.h"
 
 namespace accel::kernels {
-
-// The one list of supported dtypes; every switch over DType expands it.
-#define ACCEL_FORALL_DTYPES(_)  \
-  _(Float, float)               \
-  _(BFloat16, c10::BFloat16)    \
-  _(Half, c10::Half)            \
-  _(Double, double)             \
-  _(Int64, int64_t)             \
-  _(Int32, int32_t)             \
-  _(Int16, int16_t)             \
-  _(Int8, int8_t)               \
-  _(UInt8, uint8_t)             \
-  _(Bool, bool)
 
 template <class T>
 struct TypeTag {
   using type = T;
 };
 
-inline bool isSupported(DType t) {
-  switch (t) {
-#define ACCEL_CASE(NAME, TYPE) case DType::NAME:
-    ACCEL_FORALL_DTYPES(ACCEL_CASE)
-#undef ACCEL_CASE
-    return true;
-  }
-  return false;
-}
-
 inline int64_t elementSize(DType t) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE) \
+#define ACCEL_CASE(NAME, TYPE, VALUE) \
   case DType::NAME:            \
     return sizeof(TYPE);
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
@@ -63,7 +40,7 @@ inline int64_t elementSize(DType t) {
 template <class F>
 decltype(auto) dispatchDType(DType t, F&& f) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE) \
+#define ACCEL_CASE(NAME, TYPE, VALUE) \
   case DType::NAME:            \
     return f(TypeTag<TYPE>{});
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
@@ -106,7 +83,7 @@ ACCEL_HD inline To castTo(From v) {
 template <class T>
 ACCEL_HD inline T loadAs(const char* p, DType t) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE) \
+#define ACCEL_CASE(NAME, TYPE, VALUE) \
   case DType::NAME:            \
     return castTo<T>(*reinterpret_cast<const TYPE*>(p));
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
@@ -119,7 +96,7 @@ ACCEL_HD inline T loadAs(const char* p, DType t) {
 template <class T>
 ACCEL_HD inline void storeAs(char* p, DType t, T v) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE)                           \
+#define ACCEL_CASE(NAME, TYPE, VALUE)                    \
   case DType::NAME:                                      \
     *reinterpret_cast<TYPE*>(p) = castTo<TYPE>(v);       \
     return;

@@ -1,4 +1,6 @@
-// The indexing family's per-element bodies, shared by the host and CUDA builds. Each is a
+// The indexing family: gather/scatter-style indexed copies (gather, scatter, index_select,
+// index_add, index, index_put, embedding backward), index bounds, nonzero, triu/tril and
+// arange. Its per-element bodies are shared by the host and CUDA builds. Each is a
 // functor `bool operator()(int64_t i) const` (false: element i met an out-of-range index and
 // was skipped). An executor runs it over [0, n):
 //   Exec::forEach(n, serial, f, stream)   serial = duplicates accumulate into one place
@@ -11,9 +13,61 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
-#include "kernels/index_abi.h"
 
 namespace accel::kernels {
+
+// Index tensors of one advanced-indexing call (x[i0, i1, ...]); more is rejected by the aten
+// layer before it gets here.
+constexpr int kMaxIndexTensors = 8;
+
+// An indexed copy over the iteration space `iter` (TensorIterator order, innermost first).
+// iter.op[0] is the destination, iter.op[1] the source (absent for IndexMode::Fill). The
+// indexed operand's indexed dimensions are restrided to 0 in `iter`; element i of it lives at
+//   data + offset(i) + sum_k wrap(index_k[i]) * dim_stride[k]
+// where wrap() adds dim_size[k] to a negative index. An index outside [-size, size) is never
+// dereferenced (the aten layer validated it first; the kernel skips it or raises).
+struct IndexDesc {
+  ElementwiseDesc iter;
+  int indexed_operand = 1;  // 0: the indices pick destination elements, 1: source elements
+  int nindex = 0;
+  Operand index[kMaxIndexTensors];  // Int64 or Int32, strides (bytes) over iter's dimensions
+  int64_t dim_size[kMaxIndexTensors] = {};
+  int64_t dim_stride[kMaxIndexTensors] = {};  // bytes, in the indexed operand
+};
+
+enum class IndexMode : int {
+  Copy,  // dst = src
+  Add,   // dst += alpha * src, duplicates accumulate (atomics on CUDA, one thread on host)
+  Fill,  // dst = value
+};
+
+struct IndexTable {
+  // The indexed copy. `scalar` is alpha for Add and the value for Fill. Source and
+  // destination have the same dtype.
+  rt::Error (*index)(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream);
+  // minmax[0] = min, minmax[1] = max of the index operand d.op[0] (Int64 or Int32), written to
+  // device memory; an empty index writes {INT64_MAX, INT64_MIN}.
+  rt::Error (*index_bounds)(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream);
+  // count[0] = number of nonzero elements of d.op[0] (device memory).
+  rt::Error (*nonzero_count)(const ElementwiseDesc& d, int64_t* count, rt::Stream stream);
+  // Writes the coordinates of the nonzero elements of d.op[0] in row-major order, as rows of
+  // d.ndim int64 values. Here d's dimensions are the tensor's, OUTERMOST first (not coalesced).
+  rt::Error (*nonzero)(const ElementwiseDesc& d, int64_t* out, rt::Stream stream);
+  // out = in where (col - row) >= diagonal (upper, triu) or <= diagonal (lower, tril), else 0.
+  // d.op[0] out, d.op[1] in, same dtype; dimension 0 is the column, 1 the row (not coalesced).
+  rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper,
+                        rt::Stream stream);
+  // out[i] = start + i * step, for i in iteration order (d.op[0] one-dimensional).
+  rt::Error (*arange)(const ElementwiseDesc& d, Scalar start, Scalar step, rt::Stream stream);
+  // Exec: the driver's executor, with the primitives each driver still writes itself
+  // (minMax, countNonzero, nonzero).
+  template <class Exec>
+  static IndexTable make();
+};
+
+const IndexTable& indexTable();  // the build of the driver in use
+
+
 
 // Element i (TensorIterator order) of a one-operand problem, as int64.
 ACCEL_HD inline int64_t indexAt(const ElementwiseDesc& d, int64_t i) {
@@ -216,6 +270,19 @@ ACCEL_HD inline bool nonzeroRowMajor(const ElementwiseDesc& d, int64_t linear) {
     linear /= d.sizes[dim];
   }
   return castTo<bool>(*reinterpret_cast<const T*>(d.op[0].data + off));
+}
+
+template <class Exec>
+IndexTable IndexTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  IndexTable table{};
+  table.index = &launchIndex<Exec>;
+  table.index_bounds = &launchIndexBounds<Exec>;
+  table.nonzero_count = &launchNonzeroCount<Exec>;
+  table.nonzero = &launchNonzero<Exec>;
+  table.triangle = &launchTriangle<Exec>;
+  table.arange = &launchArange<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

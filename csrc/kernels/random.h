@@ -1,5 +1,6 @@
-// The random fills (random_abi.h), written once: randomGroup(d, g) computes and stores the
-// elements of group g. Both builds run it over the groups of a launch in parallel.
+// The random family: counter-based (Philox4x32-10) fills, written once, so a seeded run draws
+// the same numbers on host and CUDA. randomGroup(d, g) computes and stores the elements of
+// group g; a launch runs it over the groups in parallel.
 #pragma once
 
 #include <cmath>
@@ -7,9 +8,48 @@
 #include "kernels/dtype.h"
 #include "kernels/elementwise.h"
 #include "kernels/philox.h"
-#include "kernels/random_abi.h"
 
 namespace accel::kernels {
+
+enum class RandomKind : int {
+  Uniform,          // out = a + u * (b - a), u in [0, 1)
+  Normal,           // out = a + b * z, z standard normal (Box-Muller)
+  Bernoulli,        // out = u < a
+  BernoulliTensor,  // out = u < p, p = operand 1
+  Random,           // out = from + bits % range (range 0: the full 64-bit range)
+  Dropout,          // keep = u < a; out = input * keep * b, mask = keep; operands: out, mask, input
+};
+
+// The Philox state a launch draws from: the generator's (seed, offset) when it was launched.
+// Element group g (4 elements of a 32-bit draw, 2 of a 64-bit one) uses counter offset + g;
+// the generator's offset then moves past every group (randomGroupsReserved).
+struct PhiloxState {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+
+struct RandomDesc {
+  ElementwiseDesc elems;  // operand 0 is the output, in the tensor's logical element order
+  RandomKind kind = RandomKind::Uniform;
+  double a = 0, b = 1;
+  int64_t from = 0;
+  uint64_t range = 0;
+  PhiloxState philox;
+};
+
+// How many counter values a launch over `numel` elements consumes, rounded up to a multiple
+// of 4 as CUDA's generator does, so the next launch starts at a fresh counter.
+inline uint64_t randomGroupsReserved(RandomKind kind, DType out, int64_t numel, uint64_t range);
+
+struct RandomTable {
+  rt::Error (*fill)(const RandomDesc& d, rt::Stream stream);
+  template <class Exec>
+  static RandomTable make();
+};
+
+const RandomTable& randomTable();  // the build of the driver in use
+
+
 
 // A group is one Philox call: 4 elements of 32-bit draws, 2 of 64-bit ones (double values,
 // and integers whose range needs more than 32 bits).
@@ -96,6 +136,36 @@ ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
 inline int64_t randomGroups(const RandomDesc& d) {
   const int per_group = elementsPerGroup(d.kind, d.elems.op[0].dtype, d.range);
   return (d.elems.numel + per_group - 1) / per_group;
+}
+
+inline uint64_t randomGroupsReserved(RandomKind kind, DType out, int64_t numel, uint64_t range) {
+  const int per_group = elementsPerGroup(kind, out, range);
+  const uint64_t groups = (static_cast<uint64_t>(numel) + per_group - 1) / per_group;
+  return (groups + 3) / 4 * 4;
+}
+
+// One group per task, in parallel.
+struct RandomGroupOp {
+  RandomDesc d;
+  ACCEL_HD bool operator()(int64_t g) const {
+    randomGroup(d, g);
+    return true;
+  }
+};
+
+template <class Exec>
+rt::Error launchRandom(const RandomDesc& d, rt::Stream stream) {
+  const int64_t groups = randomGroups(d);
+  if (groups == 0) return rt::Error::Success;
+  return Exec::forEach(groups, false, RandomGroupOp{d}, stream);
+}
+
+template <class Exec>
+RandomTable RandomTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  RandomTable table{};
+  table.fill = &launchRandom<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

@@ -1,12 +1,36 @@
-// Stable sort of slices as bottom-up merge sort: pass w merges neighbouring runs of w keys,
+// The sort family: a stable sort of many equal-length slices, as bottom-up merge sort: pass w merges neighbouring runs of w keys,
 // one functor call per (slice, run pair), ping-ponging between the buffers and the scratch.
-// The same functors run on the host pool and as CUDA kernels (Exec::forEach, see index.h).
+// The same functors run on the host pool and as CUDA kernels (Exec::forEach, see the executors).
 #pragma once
 
 #include "kernels/dtype.h"
-#include "kernels/sort_abi.h"
 
 namespace accel::kernels {
+
+// nslices contiguous slices of n keys each (row-major [nslices, n], dtype `dtype`). The sort
+// is stable; NaN sorts as the largest value (last ascending, first descending), like ATen.
+// On return keys holds the sorted keys and indices their original positions in the slice.
+// tmp_keys / tmp_indices are scratch of the same sizes.
+struct SortDesc {
+  char* keys = nullptr;
+  int64_t* indices = nullptr;
+  char* tmp_keys = nullptr;
+  int64_t* tmp_indices = nullptr;
+  DType dtype = DType::Float;
+  int64_t nslices = 0;
+  int64_t n = 0;
+  bool descending = false;
+};
+
+struct SortTable {
+  rt::Error (*sort)(const SortDesc& d, rt::Stream stream);
+  template <class Exec>
+  static SortTable make();
+};
+
+const SortTable& sortTable();  // the build of the driver in use
+
+
 
 // Whether a goes strictly before b; NaN is the largest value.
 template <class T>
@@ -95,6 +119,14 @@ rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
       return Exec::forEach(total, false, CopyBackOp<T>{keys[1], idx[1], keys[0], idx[0]}, stream);
     return rt::Error::Success;
   });
+}
+
+template <class Exec>
+SortTable SortTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  SortTable table{};
+  table.sort = &launchSort<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

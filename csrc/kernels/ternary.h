@@ -8,6 +8,26 @@
 
 namespace accel::kernels {
 
+// Three inputs, all in the output dtype except Where's condition (bool).
+enum class TernaryOp : int {
+  Where,    // cond ? a : b
+  Lerp,     // a + w * (b - a), w the third input
+  Addcmul,  // a + value * b * c
+  Addcdiv,  // a + value * b / c
+  Clamp,    // min(max(a, lo), hi): b = lo, c = hi
+};
+
+struct TernaryTable {
+  // Operands: out, then three inputs; `value` scales Addcmul/Addcdiv.
+  rt::Error (*ternary)(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream);
+  // out = mask ? value : in (operands out, mask (bool), in).
+  rt::Error (*masked_fill)(const ElementwiseDesc& d, Scalar value, rt::Stream stream);
+  template <class Exec>
+  static TernaryTable make();
+};
+const TernaryTable& ternaryTable();  // the build of the driver in use
+
+
 // Computed in opmath like the rest: half/bfloat16 round-trip through float exactly.
 template <class T>
 struct WhereOp {
@@ -95,6 +115,15 @@ rt::Error launchMaskedFill(const ElementwiseDesc& d, Scalar value, rt::Stream st
     using T = OpMath<S>;
     return Exec::template run<S, bool, S>(d, MaskedFillOp<T>{scalarAs<T>(value)}, stream);
   });
+}
+
+template <class Exec>
+TernaryTable TernaryTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  TernaryTable table{};
+  table.ternary = &launchTernary<Exec>;
+  table.masked_fill = &launchMaskedFill<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

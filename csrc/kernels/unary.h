@@ -12,6 +12,31 @@
 
 namespace accel::kernels {
 
+enum class UnaryOp : int {
+  Neg, Abs, Sign, Relu, BitwiseNot, LogicalNot, IsNan, IsFinite,
+  Exp, Exp2, Expm1, Log, Log1p, Log2, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh, Sigmoid, Erf,
+  Floor, Ceil, Round, Trunc, Silu, Gelu, GeluTanh,
+  Clamp,      // a = min (if has_a), b = max (if has_b)
+  NanToNum,   // a = nan, b = posinf, c = neginf replacements
+  Softplus,   // a = beta, b = threshold
+};
+
+struct UnaryParams {
+  Scalar a, b, c;
+  bool has_a = false, has_b = false;
+};
+
+struct UnaryTable {
+  // out = op(in): operand 0 the output, operand 1 the input (same dtype; bool out for the
+  // predicates LogicalNot, IsNan, IsFinite).
+  rt::Error (*unary)(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p,
+                     rt::Stream stream);
+  template <class Exec>
+  static UnaryTable make();
+};
+const UnaryTable& unaryTable();  // the build of the driver in use
+
+
 // sqrt(2/pi) and 1/sqrt(2), as ATen's gelu uses them.
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kSqrtHalf = 0.7071067811865476;
@@ -202,6 +227,14 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
 #undef ACCEL_RUN
 #undef ACCEL_RUN_BOOL
   });
+}
+
+template <class Exec>
+UnaryTable UnaryTable::make() {
+  // Member by member: nvcc cannot take these addresses inside a braced initializer.
+  UnaryTable table{};
+  table.unary = &launchUnary<Exec>;
+  return table;
 }
 
 }  // namespace accel::kernels

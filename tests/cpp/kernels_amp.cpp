@@ -1,4 +1,5 @@
 #include "kernels_testing.h"
+#include "kernels/amp.h"
 
 namespace accel::kernels::testing {
 namespace {
@@ -36,7 +37,7 @@ TEST_F(AmpTest, UnscaleMultipliesAndFlagsNonFinite) {
       ElementwiseDesc d = p.desc();
       d.noperands = 2;
       d.op[1] = d.op[0];
-      ASSERT_EQ(hostTable().amp_unscale(d, reinterpret_cast<float*>(found),
+      ASSERT_EQ(host::ampTable().amp_unscale(d, reinterpret_cast<float*>(found),
                                         reinterpret_cast<const float*>(inv), stream_),
                 rt::Error::Success);
       p.download();
@@ -57,7 +58,7 @@ TEST_F(AmpTest, UpdateScaleBacksOffAndGrows) {
   d.noperands = 2;
   for (int k = 0; k < 2; ++k) d.op[k].data = scale, d.op[k].dtype = DType::Float, d.op[k].strides[0] = 4;
   auto step = [&] {
-    ASSERT_EQ(hostTable().amp_update_scale(d, reinterpret_cast<int32_t*>(tracker),
+    ASSERT_EQ(host::ampTable().amp_update_scale(d, reinterpret_cast<int32_t*>(tracker),
                                            reinterpret_cast<const float*>(found), 2.0, 0.5, 2, stream_),
               rt::Error::Success);
   };

@@ -1,4 +1,5 @@
 #include "kernels_testing.h"
+#include "kernels/binary.h"
 
 namespace accel::kernels::testing {
 namespace {
@@ -41,7 +42,7 @@ class BinaryTest : public KernelTest {
     // The inputs as stored, before an in-place kernel overwrites them.
     std::vector<double> a(p.numel()), b(p.numel());
     for (int64_t i = 0; i < p.numel(); ++i) a[i] = p.at(1, i), b[i] = p.at(2, i);
-    ASSERT_EQ(hostTable().binary(op, d, alpha, stream_), rt::Error::Success);
+    ASSERT_EQ(host::binaryTable().binary(op, d, alpha, stream_), rt::Error::Success);
     p.download();
     const double al = roundTo(out, asDouble(alpha));
     for (int64_t i = 0; i < p.numel(); ++i) {
@@ -129,7 +130,7 @@ TEST_F(BinaryTest, BoolIsLogical) {
 TEST_F(BinaryTest, IntegerDivIsNotSupported) {
   Problem p(this, {3});
   for (int k = 0; k < 3; ++k) p.addContiguous(DType::Int64, [](int64_t) { return 1.0; });
-  EXPECT_EQ(hostTable().binary(BinaryOp::Div, p.desc(), integral(1), stream_),
+  EXPECT_EQ(host::binaryTable().binary(BinaryOp::Div, p.desc(), integral(1), stream_),
             rt::Error::NotSupported);
 }
 
@@ -171,7 +172,7 @@ TEST_F(BinaryTest, TypedOpsMatchReferences) {
       p.addContiguous(t, [](int64_t) { return 0.0; });
       p.addContiguous(t, [&](int64_t j) { return double(j % 9) - 4; });
       p.add(t, {0, 1}, [&](int64_t j) { return double(j) - 1 == 0 ? 2.0 : double(j) - 1; });  // -1, 2, 1
-      ASSERT_EQ(hostTable().binary(c.op, p.desc(), integral(1), stream_), rt::Error::Success);
+      ASSERT_EQ(host::binaryTable().binary(c.op, p.desc(), integral(1), stream_), rt::Error::Success);
       p.download();
       for (int64_t i = 0; i < p.numel(); ++i)
         ASSERT_EQ(p.at(0, i), roundTo(t, c.ref(p.at(1, i), p.at(2, i))))
@@ -183,7 +184,7 @@ TEST_F(BinaryTest, TypedOpsMatchReferences) {
   m.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   m.addContiguous(DType::Float, [](int64_t) { return 1.0; });
   m.addContiguous(DType::Int32, [](int64_t) { return 1.0; });
-  EXPECT_EQ(hostTable().binary(BinaryOp::Maximum, m.desc(), integral(1), stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::binaryTable().binary(BinaryOp::Maximum, m.desc(), integral(1), stream_), rt::Error::InvalidValue);
 }
 
 TEST_F(BinaryTest, ActivationBackward) {
@@ -191,10 +192,10 @@ TEST_F(BinaryTest, ActivationBackward) {
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   p.addContiguous(DType::Float, [](int64_t j) { return 1.0 + j * 0.125; });  // grad
   p.addContiguous(DType::Float, [](int64_t j) { return j * 0.25 - 1.25; });  // input
-  ASSERT_EQ(hostTable().binary(BinaryOp::ThresholdBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  ASSERT_EQ(host::binaryTable().binary(BinaryOp::ThresholdBackward, p.desc(), floating(0), stream_), rt::Error::Success);
   p.download();
   for (int64_t i = 0; i < 11; ++i) ASSERT_EQ(p.at(0, i), p.at(2, i) <= 0 ? 0.0 : p.at(1, i));
-  ASSERT_EQ(hostTable().binary(BinaryOp::SiluBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  ASSERT_EQ(host::binaryTable().binary(BinaryOp::SiluBackward, p.desc(), floating(0), stream_), rt::Error::Success);
   p.download();
   for (int64_t i = 0; i < 11; ++i) {
     const double g = p.at(1, i), x = p.at(2, i), s = 1 / (1 + std::exp(-x));

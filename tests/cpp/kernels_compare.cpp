@@ -1,4 +1,5 @@
 #include "kernels_testing.h"
+#include "kernels/compare.h"
 
 namespace accel::kernels::testing {
 namespace {
@@ -30,7 +31,7 @@ TEST_F(CompareTest, TensorTensorEveryDTypeWithBroadcast) {
       p.addContiguous(DType::Bool, [](int64_t) { return 0.0; });
       p.addContiguous(t, [&](int64_t j) { return t == DType::Bool ? double(j & 1) : double(j % 5) - (t == DType::UInt8 ? 0 : 2); });
       p.add(t, {0, 1}, [&](int64_t j) { return t == DType::Bool ? double(j >> 1 & 1) : double(j % 3); });
-      ASSERT_EQ(hostTable().compare(op, p.desc(), stream_), rt::Error::Success);
+      ASSERT_EQ(host::compareTable().compare(op, p.desc(), stream_), rt::Error::Success);
       p.download();
       for (int64_t i = 0; i < p.numel(); ++i)
         ASSERT_EQ(p.at(0, i), reference(op, p.at(1, i), p.at(2, i)) ? 1.0 : 0.0)
@@ -44,7 +45,7 @@ TEST_F(CompareTest, ScalarRhsAndMismatchedInputsRejected) {
     Problem p(this, {9});
     p.addContiguous(DType::Bool, [](int64_t) { return 0.0; });
     p.addContiguous(DType::BFloat16, [](int64_t j) { return double(j) * 0.5 - 2; });
-    ASSERT_EQ(hostTable().compare_scalar(op, p.desc(), Scalar{0.5, 0, false}, stream_),
+    ASSERT_EQ(host::compareTable().compare_scalar(op, p.desc(), Scalar{0.5, 0, false}, stream_),
               rt::Error::Success);
     p.download();
     for (int64_t i = 0; i < 9; ++i) ASSERT_EQ(p.at(0, i), reference(op, p.at(1, i), 0.5) ? 1.0 : 0.0);
@@ -53,7 +54,7 @@ TEST_F(CompareTest, ScalarRhsAndMismatchedInputsRejected) {
   q.addContiguous(DType::Bool, [](int64_t) { return 0.0; });
   q.addContiguous(DType::Float, [](int64_t) { return 1.0; });
   q.addContiguous(DType::Int32, [](int64_t) { return 1.0; });
-  EXPECT_EQ(hostTable().compare(CompareOp::Eq, q.desc(), stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::compareTable().compare(CompareOp::Eq, q.desc(), stream_), rt::Error::InvalidValue);
 }
 
 }  // namespace

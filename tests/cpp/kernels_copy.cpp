@@ -1,4 +1,5 @@
 #include "kernels_testing.h"
+#include "kernels/copy.h"
 
 namespace accel::kernels::testing {
 namespace {
@@ -14,7 +15,7 @@ class CopyTest : public KernelTest {
  protected:
   // Copies operand 1 into operand 0 and checks every element against roundTo.
   void runAndCheck(Problem& p, DType dst, DType src) {
-    ASSERT_EQ(hostTable().copy(p.desc(), stream_), rt::Error::Success);
+    ASSERT_EQ(host::copyTable().copy(p.desc(), stream_), rt::Error::Success);
     p.download();
     for (int64_t i = 0; i < p.numel(); ++i) {
       const double expected = roundTo(dst, p.at(1, i));
@@ -74,7 +75,7 @@ TEST_F(CopyTest, ZeroDimAndEmpty) {
   Problem empty(this, {0, 4});
   empty.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   empty.addContiguous(DType::Float, [](int64_t) { return 0.0; });
-  EXPECT_EQ(hostTable().copy(empty.desc(), stream_), rt::Error::Success);
+  EXPECT_EQ(host::copyTable().copy(empty.desc(), stream_), rt::Error::Success);
 }
 
 TEST_F(CopyTest, RejectsBadDescriptors) {
@@ -83,10 +84,10 @@ TEST_F(CopyTest, RejectsBadDescriptors) {
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   ElementwiseDesc d = p.desc();
   d.op[1].dtype = static_cast<DType>(8);  // ComplexHalf: not supported
-  EXPECT_EQ(hostTable().copy(d, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::copyTable().copy(d, stream_), rt::Error::InvalidValue);
   d = p.desc();
   d.noperands = 3;
-  EXPECT_EQ(hostTable().copy(d, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::copyTable().copy(d, stream_), rt::Error::InvalidValue);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "kernels_testing.h"
 
 #include "kernels/fill.h"
+#include "kernels/copy.h"
 
 namespace accel::kernels::testing {
 namespace {
@@ -20,7 +21,7 @@ TEST_F(FillTest, EveryDType) {
     for (const auto& c : cases) {
       Problem p(this, {1000});
       p.addContiguous(t, [](int64_t) { return 1.0; });
-      ASSERT_EQ(hostTable().fill(p.desc(), c.value, stream_), rt::Error::Success);
+      ASSERT_EQ(host::copyTable().fill(p.desc(), c.value, stream_), rt::Error::Success);
       p.download();
       const double expected = roundTo(t, c.as_double);
       for (int64_t i = 0; i < p.numel(); ++i)
@@ -31,7 +32,7 @@ TEST_F(FillTest, EveryDType) {
 TEST_F(FillTest, StridedLeavesGapsAlone) {
   Problem p(this, {3, 50});
   p.add(DType::BFloat16, {2, 7}, [](int64_t) { return -1.0; });
-  ASSERT_EQ(hostTable().fill(p.desc(), floating(0.3), stream_), rt::Error::Success);
+  ASSERT_EQ(host::copyTable().fill(p.desc(), floating(0.3), stream_), rt::Error::Success);
   p.download();
   std::vector<bool> written(p.storageSize(0), false);
   for (int64_t i = 0; i < p.numel(); ++i) written[p.storageIndex(0, i)] = true;
@@ -42,7 +43,7 @@ TEST_F(FillTest, StridedLeavesGapsAlone) {
 TEST_F(FillTest, LargeTakesTheParallelPath) {
   Problem p(this, {(int64_t(1) << 22) + 5});
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
-  ASSERT_EQ(hostTable().fill(p.desc(), integral(7), stream_), rt::Error::Success);
+  ASSERT_EQ(host::copyTable().fill(p.desc(), integral(7), stream_), rt::Error::Success);
   p.download();
   for (int64_t i = 0; i < p.numel(); ++i) ASSERT_EQ(p.at(0, i), 7.0) << i;
 }

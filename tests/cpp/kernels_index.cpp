@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "kernels/index_abi.h"
-#include "kernels/sort_abi.h"
+#include "kernels/index.h"
+#include "kernels/sort.h"
 #include "kernels_testing.h"
 
 namespace accel::kernels::testing {
@@ -55,7 +55,7 @@ TEST_F(IndexKernelTest, GatherWithNegativeIndex) {
   d.index[0] = operand(idx, DType::Int32, {4});
   d.dim_size[0] = 4;
   d.dim_stride[0] = 4;
-  ASSERT_EQ(hostIndexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::Success);
   EXPECT_EQ(read(out, 4), (std::vector<float>{13, 10, 13, 11}));
 }
 
@@ -76,10 +76,10 @@ TEST_F(IndexKernelTest, AccumulateDuplicatesAndFill) {
   d.index[0] = operand(idx, DType::Int64, {8});
   d.dim_size[0] = 3;
   d.dim_stride[0] = 8;
-  ASSERT_EQ(hostIndexTable().index(d, IndexMode::Add, Scalar{2, 2, true}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Add, Scalar{2, 2, true}, stream_), rt::Error::Success);
   EXPECT_EQ(read(dst, 3), (std::vector<int64_t>{4, 10, 16}));
   d.iter.noperands = 1;
-  ASSERT_EQ(hostIndexTable().index(d, IndexMode::Fill, Scalar{5, 5, true}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Fill, Scalar{5, 5, true}, stream_), rt::Error::Success);
   EXPECT_EQ(read(dst, 3), (std::vector<int64_t>{5, 5, 5}));
 }
 
@@ -101,7 +101,7 @@ TEST_F(IndexKernelTest, OutOfRangeIndexBecomesStickyError) {
   d.index[0] = operand(idx, DType::Int64, {8});
   d.dim_size[0] = 2;
   d.dim_stride[0] = 4;
-  ASSERT_EQ(hostIndexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::Success);
   EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::LaunchFailure);
   EXPECT_EQ(driver_->getLastError(0), rt::Error::LaunchFailure);
   EXPECT_EQ(read(dst, 2), (std::vector<float>{1, 2}));
@@ -112,11 +112,11 @@ TEST_F(IndexKernelTest, RejectsBadDescriptors) {
   d.iter.noperands = 2;
   d.iter.op[0].dtype = DType::Float;
   d.iter.op[1].dtype = DType::Half;  // mixed dtypes
-  EXPECT_EQ(hostIndexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
   d.iter.op[1].dtype = DType::Float;
   d.nindex = 1;
   d.index[0].dtype = DType::Float;  // not an index dtype
-  EXPECT_EQ(hostIndexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
 }
 
 TEST_F(IndexKernelTest, BoundsAndNonzero) {
@@ -128,7 +128,7 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   d.numel = 4;
   d.noperands = 1;
   d.op[0] = operand(idx, DType::Int64, {8});
-  ASSERT_EQ(hostIndexTable().index_bounds(d, mm, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index_bounds(d, mm, stream_), rt::Error::Success);
   EXPECT_EQ(read(mm, 2), (std::vector<int64_t>{-3, 9}));
 
   // A 2x3 bool mask, row-major.
@@ -141,10 +141,10 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   m.noperands = 1;
   m.op[0] = operand(mask, DType::Bool, {3, 1});
   int64_t* count = upload<int64_t>({0});
-  ASSERT_EQ(hostIndexTable().nonzero_count(m, count, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero_count(m, count, stream_), rt::Error::Success);
   EXPECT_EQ(read(count, 1)[0], 3);
   int64_t* coords = upload<int64_t>(std::vector<int64_t>(6, -1));
-  ASSERT_EQ(hostIndexTable().nonzero(m, coords, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, stream_), rt::Error::Success);
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
 }
 
@@ -161,7 +161,7 @@ TEST_F(IndexKernelTest, TriangleAndArange) {
   d.noperands = 2;
   d.op[0] = operand(out, DType::Float, {4, 16});
   d.op[1] = operand(in, DType::Float, {4, 16});
-  ASSERT_EQ(hostIndexTable().triangle(d, 1, true, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().triangle(d, 1, true, stream_), rt::Error::Success);
   EXPECT_EQ(read(out, 12), (std::vector<float>{0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12}));
 
   ElementwiseDesc a;
@@ -170,7 +170,7 @@ TEST_F(IndexKernelTest, TriangleAndArange) {
   a.numel = 5;
   a.noperands = 1;
   a.op[0] = operand(out, DType::Float, {4});
-  ASSERT_EQ(hostIndexTable().arange(a, Scalar{1.5, 0, false}, Scalar{-0.5, 0, false}, stream_),
+  ASSERT_EQ(host::indexTable().arange(a, Scalar{1.5, 0, false}, Scalar{-0.5, 0, false}, stream_),
             rt::Error::Success);
   auto got = read(out, 5);
   EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 5), (std::vector<float>{1.5, 1, 0.5, 0, -0.5}));
@@ -186,7 +186,7 @@ TEST_F(IndexKernelTest, StableSortOfSlices) {
     float* tk = upload(std::vector<float>(10));
     int64_t* ti = upload(std::vector<int64_t>(10));
     SortDesc d{reinterpret_cast<char*>(k), i, reinterpret_cast<char*>(tk), ti, DType::Float, 2, 5, descending};
-    ASSERT_EQ(hostSortTable().sort(d, stream_), rt::Error::Success);
+    ASSERT_EQ(host::sortTable().sort(d, stream_), rt::Error::Success);
     auto idx = read(i, 10);
     auto sorted = read(k, 10);
     std::vector<int64_t> expected = descending ? std::vector<int64_t>{2, 0, 4, 1, 3, 0, 1, 4, 3, 2}

@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/reduce_abi.h"
+#include "kernels/reduce.h"
 #include "kernels_testing.h"
 
 namespace accel::kernels::testing {
@@ -55,7 +55,7 @@ TEST_F(ReduceTest, SumAlongEitherDimMatchesDouble) {
   for (int along : {0, 1}) {
     const int64_t n_out = along == 1 ? rows : cols;
     char* out = deviceAlloc(n_out * 4);
-    ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Sum, matrix(in, rows, cols, along, out), {}, stream_),
+    ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Sum, matrix(in, rows, cols, along, out), {}, stream_),
               rt::Error::Success);
     auto got = get<float>(out, n_out);
     for (int64_t o = 0; o < n_out; ++o) {
@@ -74,7 +74,7 @@ TEST_F(ReduceTest, LongFullSumTakesTheChunkedPath) {
   for (int64_t i = 0; i < n; ++i) ref += x[i] = float(1 + (i % 7) * 0.25);
   char* out = deviceAlloc(4);
   ReduceDesc d = matrix(put(x), 1, n, 1, out);
-  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Sum, d, {}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Sum, d, {}, stream_), rt::Error::Success);
   EXPECT_NEAR(get<float>(out, 1)[0], ref, ref * 1e-6);
 }
 
@@ -83,7 +83,7 @@ TEST_F(ReduceTest, MaxTakesFirstNanThenFirstOfTies) {
   std::vector<float> x{1, 3, 3, 0, /**/ 2, nan, 5, nan};
   char* values = deviceAlloc(8);
   char* idx = deviceAlloc(16);
-  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Max, matrix(put(x), 2, 4, 1, values, idx), {}, stream_),
+  ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Max, matrix(put(x), 2, 4, 1, values, idx), {}, stream_),
             rt::Error::Success);
   auto v = get<float>(values, 2);
   auto i = get<int64_t>(idx, 2);
@@ -102,7 +102,7 @@ TEST_F(ReduceTest, VarAndMeanWithCorrection) {
   d.out_strides[1][0] = 4;
   ReduceParams p;
   p.correction = 1;
-  ASSERT_EQ(hostReduceTable().reduce(ReduceOp::Var, d, p, stream_), rt::Error::Success);
+  ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Var, d, p, stream_), rt::Error::Success);
   auto v = get<float>(var, 2), m = get<float>(mean, 2);
   EXPECT_NEAR(v[0], 5.0 / 3.0, 1e-6);
   EXPECT_EQ(v[1], 0);
@@ -121,7 +121,7 @@ TEST_F(ReduceTest, CumsumOfIntsIntoInt64) {
   d.outer = 1;
   d.n = 2;
   d.inner = 3;
-  ASSERT_EQ(hostReduceTable().cumsum(d, stream_), rt::Error::Success);
+  ASSERT_EQ(host::reduceTable().cumsum(d, stream_), rt::Error::Success);
   EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
 }
 
@@ -135,7 +135,7 @@ TEST_F(ReduceTest, NllLossBadTargetFailsTheStream) {
   d.c = 4;
   d.output = deviceAlloc(4);
   d.total_weight = deviceAlloc(4);
-  ASSERT_EQ(hostReduceTable().nll_loss_forward(d, stream_), rt::Error::Success);
+  ASSERT_EQ(host::reduceTable().nll_loss_forward(d, stream_), rt::Error::Success);
   EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::LaunchFailure);
 }
 

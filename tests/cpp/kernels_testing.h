@@ -12,15 +12,16 @@
 #include <vector>
 
 #include "kernels/dtype.h"
-#include "kernels/kernel_abi.h"
+#include "kernels/abi.h"
+#include "kernels/tables.h"
 #include "runtime/host/host_driver.h"
 
 namespace accel::kernels::testing {
 
 inline const std::vector<DType>& allDTypes() {
-  static const std::vector<DType> all{DType::Float, DType::BFloat16, DType::Half, DType::Double,
-                                      DType::Int64, DType::Int32, DType::Int16, DType::Int8,
-                                      DType::UInt8, DType::Bool};
+#define ACCEL_LIST(NAME, TYPE, VALUE) DType::NAME,
+  static const std::vector<DType> all{ACCEL_FORALL_DTYPES(ACCEL_LIST)};
+#undef ACCEL_LIST
   return all;
 }
 
@@ -50,7 +51,7 @@ inline double roundTo(DType t, double v) {
 // Stores an already-representable value (roundTo) as `t`, and reads one back.
 inline void storeElem(DType t, char* p, double v) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE)                        \
+#define ACCEL_CASE(NAME, TYPE, VALUE)                 \
   case DType::NAME: {                                 \
     const TYPE x = static_cast<TYPE>(v);              \
     std::memcpy(p, &x, sizeof x);                     \
@@ -63,7 +64,7 @@ inline void storeElem(DType t, char* p, double v) {
 
 inline double loadElem(DType t, const char* p) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE) \
+#define ACCEL_CASE(NAME, TYPE, VALUE) \
   case DType::NAME: {          \
     TYPE x;                    \
     std::memcpy(&x, p, sizeof x); \

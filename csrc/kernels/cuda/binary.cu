@@ -1,16 +1,8 @@
+// The binary family, built for the CUDA driver.
 #include "kernels/binary.h"
-
-#include "kernels/cuda/cuda_executor.cuh"
-#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-
-rt::Error binary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream) {
-  return launchBinary<CudaExecutor>(op, d, alpha, stream);
-}
-
-rt::Error binary_scalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
-  return launchBinaryScalar<CudaExecutor>(op, d, rhs, stream);
-}
-
+ACCEL_DEFINE_TABLE(Binary, binary)
 }  // namespace accel::kernels::cuda

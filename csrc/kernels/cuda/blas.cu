@@ -7,8 +7,9 @@
 #include <climits>
 #include <unordered_map>
 
-#include "kernels/cuda/cuda_blas.h"
-#include "kernels/cuda/cuda_executor.cuh"
+#include "kernels/blas.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 #include "runtime/cuda/cuda_stream.h"
 
 namespace accel::kernels::cuda {
@@ -97,6 +98,11 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
       CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS) return fromCublas(st);
   return fromCuda(cudaGetLastError());
+}
+
+const BlasTable& blasTable() {
+  static const BlasTable table{&gemm};
+  return table;
 }
 
 }  // namespace accel::kernels::cuda

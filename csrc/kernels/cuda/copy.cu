@@ -1,12 +1,8 @@
+// The copy family, built for the CUDA driver.
 #include "kernels/copy.h"
-
-#include "kernels/cuda/cuda_executor.cuh"
-#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-
-rt::Error copy(const ElementwiseDesc& d, rt::Stream stream) {
-  return launchCopy<CudaExecutor>(d, stream);
-}
-
+ACCEL_DEFINE_TABLE(Copy, copy)
 }  // namespace accel::kernels::cuda

@@ -3,8 +3,8 @@
 // are small next to the data they index).
 #include "kernels/index.h"
 
-#include "kernels/cuda/for_each_executor.cuh"
-#include "kernels/cuda/index_kernels.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
 namespace {
@@ -74,7 +74,7 @@ __global__ void nonzeroKernel(ElementwiseDesc d, int64_t* out) {
   }
 }
 
-struct IndexExecutor : ForEachExecutor {
+struct IndexExecutor : Executor {
   static rt::Error minMax(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream) {
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
@@ -101,23 +101,9 @@ struct IndexExecutor : ForEachExecutor {
 
 }  // namespace
 
-rt::Error index(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream) {
-  return launchIndex<IndexExecutor>(d, mode, scalar, stream);
-}
-rt::Error index_bounds(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream) {
-  return launchIndexBounds<IndexExecutor>(d, minmax, stream);
-}
-rt::Error nonzero_count(const ElementwiseDesc& d, int64_t* count, rt::Stream stream) {
-  return launchNonzeroCount<IndexExecutor>(d, count, stream);
-}
-rt::Error nonzero(const ElementwiseDesc& d, int64_t* out, rt::Stream stream) {
-  return launchNonzero<IndexExecutor>(d, out, stream);
-}
-rt::Error triangle(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream) {
-  return launchTriangle<IndexExecutor>(d, diagonal, upper, stream);
-}
-rt::Error arange(const ElementwiseDesc& d, Scalar start, Scalar step, rt::Stream stream) {
-  return launchArange<IndexExecutor>(d, start, step, stream);
+const IndexTable& indexTable() {
+  static const IndexTable table = IndexTable::make<IndexExecutor>();
+  return table;
 }
 
 }  // namespace accel::kernels::cuda

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/cuda/cuda_executor.cuh"
+#include "kernels/cuda/executor.cuh"
 #include "kernels/norm.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
 namespace {
@@ -162,6 +163,11 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
     if ((d.dweight || d.dbias) && d.cols > 0)
       layerNormGradParamKernel<T><<<gridFor((d.cols + kThreads - 1) / kThreads), kThreads, 0, native>>>(d);
   });
+}
+
+const NormTable& normTable() {
+  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward};
+  return table;
 }
 
 }  // namespace accel::kernels::cuda

@@ -3,8 +3,9 @@
 // range is short.
 #include <algorithm>
 
-#include "kernels/cuda/cuda_executor.cuh"
+#include "kernels/cuda/executor.cuh"
 #include "kernels/reduce.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
 namespace {
@@ -182,6 +183,11 @@ rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
       return fromCuda(cudaGetLastError());
     }
   });
+}
+
+const ReduceTable& reduceTable() {
+  static const ReduceTable table{&reduce, &cumsum, &nll_loss_forward, &nll_loss_backward};
+  return table;
 }
 
 }  // namespace accel::kernels::cuda

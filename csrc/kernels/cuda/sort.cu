@@ -1,11 +1,8 @@
+// The sort family, built for the CUDA driver.
 #include "kernels/sort.h"
-
-#include "kernels/cuda/for_each_executor.cuh"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-
-rt::Error sort(const SortDesc& d, rt::Stream stream) {
-  return launchSort<ForEachExecutor>(d, stream);
-}
-
+ACCEL_DEFINE_TABLE(Sort, sort)
 }  // namespace accel::kernels::cuda

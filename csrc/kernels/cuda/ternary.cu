@@ -1,16 +1,8 @@
+// The ternary family, built for the CUDA driver.
 #include "kernels/ternary.h"
-
-#include "kernels/cuda/cuda_executor.cuh"
-#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-
-rt::Error ternary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  return launchTernary<CudaExecutor>(op, d, value, stream);
-}
-
-rt::Error masked_fill(const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  return launchMaskedFill<CudaExecutor>(d, value, stream);
-}
-
+ACCEL_DEFINE_TABLE(Ternary, ternary)
 }  // namespace accel::kernels::cuda

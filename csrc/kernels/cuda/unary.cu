@@ -1,12 +1,8 @@
+// The unary family, built for the CUDA driver.
 #include "kernels/unary.h"
-
-#include "kernels/cuda/cuda_executor.cuh"
-#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-
-rt::Error unary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p, rt::Stream stream) {
-  return launchUnary<CudaExecutor>(op, d, p, stream);
-}
-
+ACCEL_DEFINE_TABLE(Unary, unary)
 }  // namespace accel::kernels::cuda

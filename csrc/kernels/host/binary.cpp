@@ -1,16 +1,8 @@
+// The binary family, built for the host driver.
 #include "kernels/binary.h"
-
-#include "kernels/host/host_executor.h"
-#include "kernels/host/host_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error binary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream) {
-  return launchBinary<HostExecutor>(op, d, alpha, stream);
-}
-
-rt::Error binary_scalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
-  return launchBinaryScalar<HostExecutor>(op, d, rhs, stream);
-}
-
+ACCEL_DEFINE_TABLE(Binary, binary)
 }  // namespace accel::kernels::host

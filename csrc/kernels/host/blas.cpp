@@ -3,7 +3,8 @@
 // (aten/host_gemm.cpp: LibTorch's), which keeps this layer free of torch.
 #include <atomic>
 
-#include "kernels/host/host_blas.h"
+#include "kernels/blas.h"
+#include "kernels/tables.h"
 #include "runtime/host/device_access.h"
 #include "runtime/host/host_launch.h"
 
@@ -15,6 +16,7 @@ std::atomic<HostGemmFn> g_gemm{nullptr};
 void installHostGemm(HostGemmFn fn) { g_gemm.store(fn); }
 
 namespace host {
+namespace {
 
 rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return rt::Error::Success;
@@ -30,6 +32,13 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     rt::host::DeviceAccess access;
     fn(d);
   });
+}
+
+}  // namespace
+
+const BlasTable& blasTable() {
+  static const BlasTable table{&gemm};
+  return table;
 }
 
 }  // namespace host

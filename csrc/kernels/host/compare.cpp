@@ -1,16 +1,8 @@
+// The compare family, built for the host driver.
 #include "kernels/compare.h"
-
-#include "kernels/host/host_executor.h"
-#include "kernels/host/host_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error compare(CompareOp op, const ElementwiseDesc& d, rt::Stream stream) {
-  return launchCompare<HostExecutor>(op, d, stream);
-}
-
-rt::Error compare_scalar(CompareOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
-  return launchCompareScalar<HostExecutor>(op, d, rhs, stream);
-}
-
+ACCEL_DEFINE_TABLE(Compare, compare)
 }  // namespace accel::kernels::host

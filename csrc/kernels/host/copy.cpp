@@ -1,12 +1,8 @@
+// The copy family, built for the host driver.
 #include "kernels/copy.h"
-
-#include "kernels/host/host_executor.h"
-#include "kernels/host/host_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error copy(const ElementwiseDesc& d, rt::Stream stream) {
-  return launchCopy<HostExecutor>(d, stream);
-}
-
+ACCEL_DEFINE_TABLE(Copy, copy)
 }  // namespace accel::kernels::host

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 
-#include "kernels/host/for_each_executor.h"
-#include "kernels/host/index_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
 namespace {
 
-struct IndexExecutor : ForEachExecutor {
+struct IndexExecutor : Executor {
   static rt::Error minMax(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream) {
     return rt::host::enqueue(stream, [d, minmax] {
       int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -48,23 +48,9 @@ struct IndexExecutor : ForEachExecutor {
 
 }  // namespace
 
-rt::Error index(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream) {
-  return launchIndex<IndexExecutor>(d, mode, scalar, stream);
-}
-rt::Error index_bounds(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream) {
-  return launchIndexBounds<IndexExecutor>(d, minmax, stream);
-}
-rt::Error nonzero_count(const ElementwiseDesc& d, int64_t* count, rt::Stream stream) {
-  return launchNonzeroCount<IndexExecutor>(d, count, stream);
-}
-rt::Error nonzero(const ElementwiseDesc& d, int64_t* out, rt::Stream stream) {
-  return launchNonzero<IndexExecutor>(d, out, stream);
-}
-rt::Error triangle(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream) {
-  return launchTriangle<IndexExecutor>(d, diagonal, upper, stream);
-}
-rt::Error arange(const ElementwiseDesc& d, Scalar start, Scalar step, rt::Stream stream) {
-  return launchArange<IndexExecutor>(d, start, step, stream);
+const IndexTable& indexTable() {
+  static const IndexTable table = IndexTable::make<IndexExecutor>();
+  return table;
 }
 
 }  // namespace accel::kernels::host

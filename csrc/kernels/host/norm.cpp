@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/norm.h"
+#include "kernels/tables.h"
 #include "runtime/host/host_launch.h"
 #include "runtime/host/parallel.h"
 
@@ -273,6 +274,11 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
       });
     });
   });
+}
+
+const NormTable& normTable() {
+  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward};
+  return table;
 }
 
 }  // namespace accel::kernels::host

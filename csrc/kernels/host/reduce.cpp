@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/reduce.h"
+#include "kernels/tables.h"
 #include "runtime/host/host_launch.h"
 #include "runtime/host/parallel.h"
 
@@ -169,6 +170,11 @@ rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
       });
     }
   });
+}
+
+const ReduceTable& reduceTable() {
+  static const ReduceTable table{&reduce, &cumsum, &nll_loss_forward, &nll_loss_backward};
+  return table;
 }
 
 }  // namespace accel::kernels::host

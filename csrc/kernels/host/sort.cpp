@@ -1,11 +1,8 @@
+// The sort family, built for the host driver.
 #include "kernels/sort.h"
-
-#include "kernels/host/for_each_executor.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error sort(const SortDesc& d, rt::Stream stream) {
-  return launchSort<ForEachExecutor>(d, stream);
-}
-
+ACCEL_DEFINE_TABLE(Sort, sort)
 }  // namespace accel::kernels::host

@@ -1,16 +1,8 @@
+// The ternary family, built for the host driver.
 #include "kernels/ternary.h"
-
-#include "kernels/host/host_executor.h"
-#include "kernels/host/host_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error ternary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  return launchTernary<HostExecutor>(op, d, value, stream);
-}
-
-rt::Error masked_fill(const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  return launchMaskedFill<HostExecutor>(d, value, stream);
-}
-
+ACCEL_DEFINE_TABLE(Ternary, ternary)
 }  // namespace accel::kernels::host

@@ -1,12 +1,8 @@
+// The unary family, built for the host driver.
 #include "kernels/unary.h"
-
-#include "kernels/host/host_executor.h"
-#include "kernels/host/host_kernels.h"
+#include "kernels/host/executor.h"
+#include "kernels/tables.h"
 
 namespace accel::kernels::host {
-
-rt::Error unary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p, rt::Stream stream) {
-  return launchUnary<HostExecutor>(op, d, p, stream);
-}
-
+ACCEL_DEFINE_TABLE(Unary, unary)
 }  // namespace accel::kernels::host

@@ -1,8 +1,14 @@
-// Runs an elementwise functor for the host driver: queued on the stream, split over the
-// runtime's thread pool. Only this file knows how host kernels are launched.
+// The host driver's executor: how every kernel family launches on the host. Work is queued on
+// the stream and split over the runtime's thread pool. Only this file knows how host kernels
+// are launched.
+//   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
+//   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n);
+//                                      serial runs it on one thread (accumulations then add in
+//                                      index order, like ATen's CPU kernels)
 #pragma once
 
 #include <algorithm>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -46,7 +52,17 @@ void stridedRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t e
   }
 }
 
-struct HostExecutor {
+// Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
+struct PlainAccumulate {
+  template <class T>
+  static void add(T* p, OpMath<T> v) {
+    *p = castTo<T>(castTo<OpMath<T>>(*p) + v);
+  }
+};
+
+struct Executor {
+  using Accumulate = PlainAccumulate;
+
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
     if (d.numel == 0) return rt::Error::Success;
@@ -63,6 +79,21 @@ struct HostExecutor {
     return rt::host::enqueue(stream, [d, f] {
       rt::host::parallelFor(0, d.numel, kGrain,
                             [&](int64_t b, int64_t e) { stridedRange<F, Out, In...>(f, d, b, e); });
+    });
+  }
+
+  template <class F>
+  static rt::Error forEach(int64_t n, bool serial, const F& f, rt::Stream stream) {
+    return rt::host::enqueue(stream, [n, serial, f] {
+      auto body = [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          // The aten layer validates indices first; reaching this is a bug upstream, and it
+          // becomes the device's sticky error instead of a wild write.
+          if (!f(i)) throw std::out_of_range("accel: index out of bounds in an indexing kernel");
+        }
+      };
+      if (serial) body(0, n);
+      else rt::host::parallelFor(0, n, kGrain, body);
     });
   }
 };

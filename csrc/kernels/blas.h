@@ -1,11 +1,11 @@
-// The BLAS family of the kernel ABI: one strided batched GEMM. BLAS is the one thing the
+// The BLAS family: one strided batched GEMM. BLAS is the one thing the
 // kernel library delegates: the host build runs an installed CPU BLAS on the stream's worker
 // thread, the CUDA build calls cuBLAS on the stream. Knows no torch.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/kernel_abi.h"
+#include "kernels/abi.h"
 
 namespace accel::kernels {
 
@@ -36,10 +36,7 @@ struct BlasTable {
   rt::Error (*gemm)(const GemmDesc& d, rt::Stream stream);
 };
 
-// The table for the driver in use (rt::driver()).
-const BlasTable& blasTable();
-// The host build's table, always available.
-const BlasTable& hostBlasTable();
+const BlasTable& blasTable();  // the build of the driver in use
 
 // The host build queues each product on the stream and delegates the arithmetic to a CPU BLAS
 // that the framework layer installs at load time (LibTorch's); without one, gemm returns

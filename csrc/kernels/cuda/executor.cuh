@@ -1,0 +1,154 @@
+// The CUDA driver's executor: how every kernel family launches on a GPU, as grid-stride
+// kernels on the stream's cudaStream_t. Only this file knows how CUDA kernels are launched.
+//   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
+//   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n),
+//                                      one thread per i; accumulations use atomics
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "runtime/cuda/cuda_stream.h"
+#include "kernels/elementwise.h"
+
+namespace accel::kernels::cuda {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill any current GPU; the grid-stride loop covers the rest.
+constexpr int64_t kMaxBlocks = 1 << 16;
+
+template <class F, class Out, class... In>
+__global__ void denseKernel(int64_t n, F f, Out* out, const In*... in) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    contiguousAt(f, i, out, in...);
+}
+
+template <class F, class Out, class... In>
+__global__ void stridedKernel(ElementwiseDesc d, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d.numel;
+       i += step) {
+    int64_t off[1 + sizeof...(In)];
+    offsetsOf(d, i, off);
+    stridedAt<F, Out, In...>(f, d, off);
+  }
+}
+
+inline rt::Error fromCuda(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess:
+      return rt::Error::Success;
+    case cudaErrorMemoryAllocation:
+      return rt::Error::OutOfMemory;
+    case cudaErrorInvalidDevice:
+      return rt::Error::InvalidDevice;
+    case cudaErrorInvalidValue:
+    case cudaErrorInvalidConfiguration:
+    case cudaErrorInvalidResourceHandle:
+      return rt::Error::InvalidValue;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+      return rt::Error::NotSupported;
+    default:
+      return rt::Error::LaunchFailure;
+  }
+}
+
+// Read-modify-write of 1- and 2-byte types through a compare-and-swap of their aligned word.
+template <class T>
+__device__ void casAccumulate(T* p, OpMath<T> v) {
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t(3));
+  const unsigned byte = addr & 3;
+  unsigned int old = *word, assumed;
+  do {
+    assumed = old;
+    T cur;
+    memcpy(&cur, reinterpret_cast<const char*>(&assumed) + byte, sizeof(T));
+    const T next = castTo<T>(castTo<OpMath<T>>(cur) + v);
+    unsigned int replacement = assumed;
+    memcpy(reinterpret_cast<char*>(&replacement) + byte, &next, sizeof(T));
+    old = atomicCAS(word, assumed, replacement);
+  } while (assumed != old);
+}
+
+struct AtomicAccumulate {
+  template <class T>
+  __device__ static void add(T* p, OpMath<T> v) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int32_t>) {
+      atomicAdd(p, v);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      // Two's complement: unsigned addition wraps exactly like signed.
+      atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+    } else {
+      casAccumulate(p, v);
+    }
+  }
+};
+
+template <class F>
+__global__ void forEachKernel(int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  // An out-of-range index is skipped (the aten layer validated the indices beforehand).
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    (void)f(i);
+}
+
+// The cudaStream_t behind a runtime stream, with its device made current. Plugin code cannot
+// call rt::driver() (the plugin is loaded RTLD_LOCAL): the stream handle itself says which
+// device and cudaStream_t to launch on.
+inline rt::Error launchOn(rt::Stream stream, cudaStream_t* native) {
+  const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
+  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  *native = s->handle;
+  return rt::Error::Success;
+}
+
+struct Executor {
+  using Accumulate = AtomicAccumulate;
+
+  template <class Out, class... In, class F>
+  static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
+    if (d.numel == 0) return rt::Error::Success;
+    cudaStream_t native = nullptr;
+    if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
+    const auto blocks =
+        static_cast<unsigned>(std::min<int64_t>((d.numel + kThreads - 1) / kThreads, kMaxBlocks));
+    constexpr bool typed = !std::is_same_v<Out, AnyDType> && (!std::is_same_v<In, AnyDType> && ...);
+    if constexpr (typed) {
+      if (isContiguous(d)) {
+        launchDense<F, Out, In...>(blocks, native, d, f, std::index_sequence_for<In...>{});
+        return fromCuda(cudaGetLastError());
+      }
+    }
+    stridedKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(d, f);
+    return fromCuda(cudaGetLastError());
+  }
+
+  template <class F>
+  static rt::Error forEach(int64_t n, bool /*serial: atomics*/, const F& f, rt::Stream stream) {
+    if (n == 0) return rt::Error::Success;
+    cudaStream_t native = nullptr;
+    if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
+    const auto blocks =
+        static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
+    forEachKernel<<<blocks, kThreads, 0, native>>>(n, f);
+    return fromCuda(cudaGetLastError());
+  }
+
+ private:
+  template <class F, class Out, class... In, size_t... I>
+  static void launchDense(unsigned blocks, cudaStream_t native, const ElementwiseDesc& d,
+                          const F& f, std::index_sequence<I...>) {
+    denseKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(
+        d.numel, f, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
+  }
+};
+
+}  // namespace accel::kernels::cuda

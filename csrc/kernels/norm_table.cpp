@@ -1,8 +1,0 @@
-#include "kernels/norm_abi.h"
-#include "kernels/table_select.h"
-
-namespace accel::kernels {
-
-const NormTable& normTable() { return selectTable(hostNormTable(), "accel_cuda_norm_table"); }
-
-}  // namespace accel::kernels
