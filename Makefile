@@ -109,7 +109,8 @@ gpu-check:
 clean:
 	rm -rf build *.egg-info torch_accel/*.so
 
-# The full OpInfo sweep (all samples, float32 and bfloat16): docs/op_coverage.{json,md}.
+# The full OpInfo sweep (torch_accel/devtools/coverage.py; all samples, float32 and bfloat16):
+# docs/op_coverage.{json,md}.
 .PHONY: coverage
 coverage: build
 	$(PY) -m torch_accel coverage --out docs/

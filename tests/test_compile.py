@@ -322,6 +322,7 @@ from torch._inductor.utils import get_code
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
 from torch_accel._inductor.device_interface import AccelInterface
+from torch_accel._inductor.registration import register_inductor
 from torch_accel.accel.device import _DeviceProperties
 
 props = _DeviceProperties(name="stub sm_90", total_memory=80 << 30, multi_processor_count=132,
@@ -333,7 +334,7 @@ AccelInterface.get_compute_capability = staticmethod(lambda device=None: 90)
 driver.set_active(types.SimpleNamespace(get_current_target=lambda: GPUTarget("cuda", 90, 32)))
 scheduler.has_triton = lambda: True
 
-torch_accel._inductor.register_inductor("triton")
+register_inductor("triton")
 inductor_config.fx_graph_cache = False
 
 

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from torch_accel import coverage
+from torch_accel.devtools import coverage
 
 FAST_SAMPLES = 2
 DTYPES = [torch.float32, torch.bfloat16]

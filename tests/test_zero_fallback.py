@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import ROOT, run_python
-from torch_accel import op_trace
+from torch_accel.devtools import op_trace
 
 TRACE = os.path.join(ROOT, "tests", "traced_ops.json")
 
@@ -28,7 +28,7 @@ RTOL = {"float32": 1e-4, "bfloat16": 2e-2}
 
 STEP = """
 import json
-from torch_accel import op_trace
+from torch_accel.devtools import op_trace
 print("RESULT " + json.dumps(op_trace.run_on_accel({mode!r})))
 """
 

@@ -53,7 +53,7 @@ def _preflight(args) -> int:
 
 
 def _trace(args) -> int:
-    from torch_accel import op_trace
+    from torch_accel.devtools import op_trace
 
     ops, examples = op_trace.write_trace(args.out)
     print(f"{len(ops)} aten ops traced -> {args.out}")
@@ -65,7 +65,7 @@ def _trace(args) -> int:
 
 
 def _coverage(args) -> int:
-    from torch_accel import coverage
+    from torch_accel.devtools import coverage
 
     dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
     results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)

@@ -6,8 +6,9 @@ kernels compiled for CUDA run on it unchanged. Triton and Inductor's Triton runt
 target only as device type "cuda" (the backend lookup, cubin handling, benchmarking through
 torch.cuda), so the device properties Inductor records for an accel device say "cuda". That
 needs a CUDA-enabled torch. Not yet run on a GPU; tests/test_compile.py generates this path's
-code on any machine with triton (registering it with ``register_inductor("triton")`` and
-stubbing what a GPU reports) and checks it as text.
+code on any machine with triton (registering it with
+``registration.register_inductor("triton")`` and stubbing what a GPU reports) and checks it as
+text.
 """
 import torch
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen

@@ -257,7 +257,7 @@ def _run_worker(items, max_samples, item_timeout_s, results, progress):
     """Runs ``items`` in one worker process, filling ``results``. Returns (the item it was
     running when it died or hung, why) or (None, "")."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from torch_accel.coverage import _worker; _worker()"],
+        [sys.executable, "-c", "from torch_accel.devtools.coverage import _worker; _worker()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     proc.stdin.write(json.dumps({"items": items, "samples": max_samples}).encode())
     proc.stdin.close()
