@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import torch
 
 ALPHABET = "abcdefghijklmnopqrstuvwx"
-LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
 class UsageError(Exception):
@@ -104,19 +103,19 @@ def build_base(args, vocab_size: int):
         except (OSError, ValueError) as e:
             raise UsageError(f"--model {args.model}: cannot load a causal LM from it ({e})") from e
     else:
-        config = LlamaConfig(vocab_size=vocab_size, hidden_size=args.hidden, intermediate_size=2 * args.hidden,
-                             num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4,
-                             max_position_embeddings=max(64, args.seq_len), tie_word_embeddings=False)
-        base = LlamaForCausalLM(config)
+        from torch_accel.devtools.lora_model import llama_config
+
+        config = llama_config(vocab_size, args.hidden, args.layers, max(64, args.seq_len))
+        base = LlamaForCausalLM(LlamaConfig(**config))
     return base
 
 
 def build_model(args, vocab_size: int):
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
-    lora = LoraConfig(r=args.rank, lora_alpha=2 * args.rank, lora_dropout=0.0,
-                      target_modules=LORA_TARGETS, task_type="CAUSAL_LM")
-    return get_peft_model(build_base(args, vocab_size), lora)
+    from torch_accel.devtools.lora_model import lora_config
+
+    return get_peft_model(build_base(args, vocab_size), lora_config(args.rank))
 
 
 def load_tokenizer(args):

@@ -17,7 +17,7 @@ from torch._inductor import metrics
 from torch._inductor.utils import run_and_get_code
 
 import torch_accel
-from conftest import ROOT, run_python
+from conftest import LORA_SMALL_ARGS, ROOT, run_python
 
 host_only = pytest.mark.skipif(torch_accel.driver() != "host",
                                reason="covers the host driver's C++ kernels")
@@ -464,9 +464,7 @@ def test_lora_example_compiled_matches_eager(wrapper):
     import lora_finetune as lf
 
     def train(compiled):
-        args = lf.parse_args(["--hidden", "32", "--layers", "1", "--batch-size", "4",
-                              "--seq-len", "16", "--seed", "3", "--steps", "3"]
-                             + ["--compile"] * compiled)
+        args = lf.parse_args(LORA_SMALL_ARGS + ["--steps", "3"] + ["--compile"] * compiled)
         tokenizer, data = lf.permutation_task(args.seq_len, 64, args.seed)
         model = lf.build_model(args, tokenizer.vocab_size)
         runner = torch.compile(model) if compiled else model  # as the script's main() does
