@@ -5,6 +5,7 @@ arranges for the registration (registration.py) to run when they load (import_ho
 torch whose Inductor lacks the APIs used here (api_probes.py) disables compilation on accel
 with a clear message (``status()``) instead of breaking the import.
 """
+
 from . import import_hook
 from .registration_status import STATUS as _STATUS
 

@@ -1,6 +1,7 @@
 """Runs the registration when Dynamo and Inductor load, so ``import torch_accel`` imports
 neither: register_dynamo() right after ``torch._dynamo.device_interface`` has executed, and
 accel's Inductor backend the first time Inductor initialises its backends."""
+
 import importlib.abc
 import importlib.machinery
 import sys

@@ -6,6 +6,7 @@ stand-in that refuses to compile, naming the reason.
   wrapper (host_wrapper.py) or, with cpp_wrapper=True, from the C++ wrapper (cpp_wrapper.py).
 - cuda driver: Inductor's Triton kernels launched on accel's current CUDA stream.
 """
+
 from .api_probes import missing_cpp_wrapper_apis, missing_inductor_apis
 from .registration_status import DISABLED_HINT, STATUS, run_or_disable
 
@@ -38,12 +39,15 @@ def _register_triton_backend() -> None:
     # list; accel on the CUDA driver is a CUDA GPU.
     if "accel" not in utils.GPU_TYPES:
         utils.GPU_TYPES.append("accel")
-    STATUS["cpp_wrapper"] = ("disabled: the CUDA driver launches Triton kernels from the "
-                             "Python wrapper")
+    STATUS["cpp_wrapper"] = (
+        "disabled: the CUDA driver launches Triton kernels from the Python wrapper"
+    )
     from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
-    refuse = _refusing_wrapper(PythonWrapperCodegen, "cpp_wrapper=True is not supported on "
-                               "accel's CUDA driver; compile with cpp_wrapper=False")
+    refuse = _refusing_wrapper(
+        PythonWrapperCodegen,
+        "cpp_wrapper=True is not supported on accel's CUDA driver; compile with cpp_wrapper=False",
+    )
     common.register_backend_for_device("accel", TritonScheduling, AccelGpuWrapperCodegen, refuse)
 
 
@@ -75,8 +79,9 @@ def register_inductor(backend: str | None = None) -> None:
         from .host_wrapper import AccelHostWrapperCodegen
 
         cpu_assumptions.apply()
-        common.register_backend_for_device("accel", CppScheduling, AccelHostWrapperCodegen,
-                                            _host_cpp_wrapper())
+        common.register_backend_for_device(
+            "accel", CppScheduling, AccelHostWrapperCodegen, _host_cpp_wrapper()
+        )
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
     STATUS["inductor"] = "ok"
 
@@ -89,8 +94,9 @@ def _host_cpp_wrapper():
     try:
         missing = missing_cpp_wrapper_apis()
         if missing:
-            raise RuntimeError(f"this torch ({torch.__version__})'s CppWrapperCpu lacks "
-                               f"{', '.join(missing)}")
+            raise RuntimeError(
+                f"this torch ({torch.__version__})'s CppWrapperCpu lacks {', '.join(missing)}"
+            )
         from .cpp_wrapper import AccelCppWrapperCodegen, register_device_name
 
         register_device_name()
@@ -100,9 +106,12 @@ def _host_cpp_wrapper():
         STATUS["cpp_wrapper"] = f"disabled: {type(e).__name__}: {e}"
         from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
-        return _refusing_wrapper(PythonWrapperCodegen, "cpp_wrapper=True is not supported "
-                                 f"on accel with this torch ({STATUS['cpp_wrapper']}); "
-                                 "compile with cpp_wrapper=False")
+        return _refusing_wrapper(
+            PythonWrapperCodegen,
+            "cpp_wrapper=True is not supported "
+            f"on accel with this torch ({STATUS['cpp_wrapper']}); "
+            "compile with cpp_wrapper=False",
+        )
 
 
 def _refusing_wrapper(base, reason=None):

@@ -1,11 +1,16 @@
 """What the torch.compile hook registered: per part, "ok", "not registered yet" or why not."""
+
 import warnings
 
-STATUS = {"dynamo": "not registered yet", "inductor": "not registered yet",
-          "cpp_wrapper": "not registered yet"}
+STATUS = {
+    "dynamo": "not registered yet",
+    "inductor": "not registered yet",
+    "cpp_wrapper": "not registered yet",
+}
 
-DISABLED_HINT = ("torch.compile(backend='inductor') is disabled on accel; "
-                 "backend='aot_eager' still works")
+DISABLED_HINT = (
+    "torch.compile(backend='inductor') is disabled on accel; backend='aot_eager' still works"
+)
 
 
 def run_or_disable(name, fn) -> None:

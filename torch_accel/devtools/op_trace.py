@@ -10,6 +10,7 @@ float32's range).
 ``run_on_accel()`` runs the step on accel and CPU and reports the ops that fell back.
 ``python -m torch_accel trace`` writes the trace to a JSON file (tests/traced_ops.json).
 """
+
 import collections
 import contextlib
 import copy
@@ -53,16 +54,19 @@ def make_batch(seed: int = 1) -> torch.Tensor:
     return torch.randint(0, MODEL_CONFIG["vocab_size"], (BATCH, SEQ), generator=g)
 
 
-def training_step(model: torch.nn.Module, input_ids: torch.Tensor, mode: str,
-                  device: str) -> tuple[float, float]:
+def training_step(
+    model: torch.nn.Module, input_ids: torch.Tensor, mode: str, device: str
+) -> tuple[float, float]:
     """One step of ``model`` (already on ``device``; it is updated); returns the loss
     before the step and the loss of a forward pass after it (which checks the update)."""
     model.train()
     input_ids = input_ids.to(device)
     # foreach=True: what AdamW picks by itself on accel (a foreach device); CPU would
     # otherwise trace the per-parameter loop.
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2,
-                            foreach=True)
+    opt = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=1e-2, foreach=True
+    )
+
     def autocast():
         if mode == "float32":
             return contextlib.nullcontext()
@@ -104,7 +108,7 @@ def _copy_tensor(x, device="cpu"):
 
 
 def op_name(func) -> str:
-    """"aten::add.Tensor", "aten::mm" (the form fallback_counts() uses too)."""
+    """ "aten::add.Tensor", "aten::mm" (the form fallback_counts() uses too)."""
     schema = func._schema
     return schema.name + ("." + schema.overload_name if schema.overload_name else "")
 
@@ -186,7 +190,9 @@ def write_trace(path: str) -> tuple[dict, dict]:
     doc = {
         "about": "aten ops of one LoRA training step on CPU (python -m torch_accel trace)",
         "torch": torch.__version__,
-        "model": MODEL_CONFIG, "lora_rank": LORA_RANK, "lora_targets": LORA_TARGETS,
+        "model": MODEL_CONFIG,
+        "lora_rank": LORA_RANK,
+        "lora_targets": LORA_TARGETS,
         "batch": [BATCH, SEQ],
         "modes": list(MODES),
         "ops": ops,
