@@ -9,7 +9,7 @@ export MAX_JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check coverage test-asan test-asan-cpp \
-        test-tsan test-protect
+        test-tsan test-protect lint
 
 # System packages: googletest for the C++ tests and ccache for quick rebuilds (Debian).
 sysdeps:
@@ -41,6 +41,13 @@ test-py: build
 	$(PY) -m pytest -q tests
 
 test: test-cpp test-py
+
+# The Python code's lint and format (settings in pyproject.toml). To apply the format:
+# `ruff check --fix $(PY_SOURCES) && ruff format $(PY_SOURCES)`.
+PY_SOURCES := torch_accel tests benchmarks examples scripts setup.py
+lint: $(VENV)/.deps
+	$(VENV)/bin/ruff check $(PY_SOURCES)
+	$(VENV)/bin/ruff format --check $(PY_SOURCES)
 
 # --- Reliability checks (see tests/test_reliability_*.py) ---------------------------------
 # Sanitizer builds live in their own trees (build/asan, build/tsan) and never replace the
@@ -109,7 +116,8 @@ gpu-check:
 clean:
 	rm -rf build *.egg-info torch_accel/*.so
 
-# The full OpInfo sweep (all samples, float32 and bfloat16): docs/op_coverage.{json,md}.
+# The full OpInfo sweep (torch_accel/devtools/coverage.py; all samples, float32 and bfloat16):
+# docs/op_coverage.{json,md}.
 .PHONY: coverage
 coverage: build
 	$(PY) -m torch_accel coverage --out docs/

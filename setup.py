@@ -1,6 +1,7 @@
 """Builds torch_accel._C (and the CUDA driver plugin when nvcc is found) with CMake, against
 the torch installed in this environment. Install with `pip install --no-build-isolation -e .`:
 an isolated build would fetch a different torch than the one the extension must match."""
+
 import os
 import shutil
 import subprocess
@@ -28,7 +29,11 @@ class CMakeBuild(build_ext):
         os.makedirs(build_dir, exist_ok=True)
         torch_dir = os.path.dirname(torch.__file__)
         config = [
-            "cmake", "-S", ROOT, "-B", build_dir,
+            "cmake",
+            "-S",
+            ROOT,
+            "-B",
+            build_dir,
             f"-DCMAKE_BUILD_TYPE={os.environ.get('TORCH_ACCEL_BUILD_TYPE', 'Release')}",
             f"-DTORCH_INCLUDE_DIRS={torch_dir}/include;{torch_dir}/include/torch/csrc/api/include",
             f"-DTORCH_LIBRARY_DIR={torch_dir}/lib",
@@ -60,6 +65,7 @@ class CMakeBuild(build_ext):
             shutil.copy2(os.path.join(build_dir, "_C.so"), os.path.join(out_dir, ext_file))
             if os.path.exists(plugin):
                 shutil.copy2(plugin, os.path.join(out_dir, "libaccel_cuda.so"))
+
 
 setup(
     name="torch_accel",

@@ -3,6 +3,7 @@
 Runs the C++ bench_allocator (built with the extension) twice, side by side.
     python benchmarks/allocator.py [--out DIR]
 """
+
 import argparse
 import json
 import os
@@ -25,13 +26,24 @@ def main():
     parser.add_argument("--out")
     args = parser.parse_args()
     cached, uncached = run(False), run(True)
-    rows = {size: {"cached_ns": cached[size], "uncached_ns": uncached[size],
-                   "speedup": uncached[size] / cached[size]} for size in cached}
+    rows = {
+        size: {
+            "cached_ns": cached[size],
+            "uncached_ns": uncached[size],
+            "speedup": uncached[size] / cached[size],
+        }
+        for size in cached
+    }
     for size, r in rows.items():
-        print(f"{int(size):>10} B  cached {r['cached_ns']:>9.1f} ns  uncached {r['uncached_ns']:>12.1f} ns"
-              f"  x{r['speedup']:.1f}")
-    write_result(args.out, "allocator", {"benchmark": "allocator malloc+free pair", "sizes": rows,
-                                         "goal": "cached < 200 ns"})
+        print(
+            f"{int(size):>10} B  cached {r['cached_ns']:>9.1f} ns  "
+            f"uncached {r['uncached_ns']:>12.1f} ns  x{r['speedup']:.1f}"
+        )
+    write_result(
+        args.out,
+        "allocator",
+        {"benchmark": "allocator malloc+free pair", "sizes": rows, "goal": "cached < 200 ns"},
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Shared helpers: median timing, JSON output, the reproduce line."""
+
 import json
 import os
 import statistics

@@ -5,6 +5,7 @@ Medians; the ratio is eager time / compiled time (above 1: compiled is faster).
 
     python benchmarks/compile.py [--out DIR] [--repeats N] [--no-lora]
 """
+
 import argparse
 import os
 import sys
@@ -60,8 +61,10 @@ def timed(name, eager, compiled: dict, repeats):
         result[f"{key}_fallback_calls"] = sum(torch_accel.fallback_counts().values())
         if key != "eager":
             result[f"{key}_speedup"] = result["eager_ms"] / result[f"{key}_ms"]
-            line.append(f"{key} {result[f'{key}_ms']:.2f} ms -> {result[f'{key}_speedup']:.2f}x "
-                        f"(compile {result[f'{key}_compile_s']:.1f} s)")
+            line.append(
+                f"{key} {result[f'{key}_ms']:.2f} ms -> {result[f'{key}_speedup']:.2f}x "
+                f"(compile {result[f'{key}_compile_s']:.1f} s)"
+            )
     print(f"{name}: eager {result['eager_ms']:.2f} ms; " + "; ".join(line))
     return result
 
@@ -70,8 +73,12 @@ def bench_pointwise(repeats):
     x = torch.randn(4 << 20, device="accel")
     y = torch.randn(4 << 20, device="accel")
     compiled = {w: compile_with(w, pointwise_chain) for w in WRAPPERS}
-    return timed("pointwise chain, 4M float32", lambda: pointwise_chain(x, y),
-                 {k: (lambda f=f: f(x, y)) for k, f in _named(compiled).items()}, repeats)
+    return timed(
+        "pointwise chain, 4M float32",
+        lambda: pointwise_chain(x, y),
+        {k: (lambda f=f: f(x, y)) for k, f in _named(compiled).items()},
+        repeats,
+    )
 
 
 def bench_block(repeats):
@@ -84,11 +91,16 @@ def bench_block(repeats):
             module(x).sum().backward()
             x.grad = None
             block.zero_grad(set_to_none=True)
+
         return run
 
     compiled = {w: step(compile_with(w, block)) for w in WRAPPERS}
-    return timed("RMSNorm + SwiGLU block fwd+bwd (8x128x256, ffn 688)", step(block),
-                 _named(compiled), repeats)
+    return timed(
+        "RMSNorm + SwiGLU block fwd+bwd (8x128x256, ffn 688)",
+        step(block),
+        _named(compiled),
+        repeats,
+    )
 
 
 def bench_lora(repeats):
@@ -107,14 +119,19 @@ def bench_lora(repeats):
             loss.backward()
             optimizer_step()
             opt.zero_grad(set_to_none=True)
+
         return run
 
     # Compiled: the model (forward and backward graphs) and AdamW's step, as PyTorch's
     # training recipe compiles them.
     forward = lambda ids, labels: model(input_ids=ids, labels=labels)  # noqa: E731
     compiled = {w: step(compile_with(w, forward), compile_with(w, opt.step)) for w in WRAPPERS}
-    return timed("LoRA training step (lora_finetune.py defaults; model + AdamW step)",
-                 step(forward, opt.step), _named(compiled), repeats)
+    return timed(
+        "LoRA training step (lora_finetune.py defaults; model + AdamW step)",
+        step(forward, opt.step),
+        _named(compiled),
+        repeats,
+    )
 
 
 # cpp_wrapper=True is the host driver's (the CUDA driver compiles Triton with the Python one)
@@ -133,9 +150,12 @@ def main():
     args = parser.parse_args()
     inductor_config.fx_graph_cache = False  # measure a real compile
     torch_accel.set_fallback_mode("silent")
-    result = {"benchmark": "torch.compile vs eager on accel", "driver": torch_accel.driver(),
-              "pointwise_4M": bench_pointwise(args.repeats),
-              "rmsnorm_swiglu_fwd_bwd": bench_block(args.repeats)}
+    result = {
+        "benchmark": "torch.compile vs eager on accel",
+        "driver": torch_accel.driver(),
+        "pointwise_4M": bench_pointwise(args.repeats),
+        "rmsnorm_swiglu_fwd_bwd": bench_block(args.repeats),
+    }
     if not args.no_lora:
         result["lora_step"] = bench_lora(max(3, args.repeats // 3))
     write_result(args.out, "compile", result)

@@ -3,6 +3,7 @@ run. The ratio is CPU time over accel time (>= 1: accel is as fast or faster).
 
     python benchmarks/elementwise.py [--out DIR]
 """
+
 import argparse
 
 import torch
@@ -39,11 +40,25 @@ def main():
             t_cpu = median_seconds(lambda: fn(a, b), repeats=7)
             t_acc = median_seconds(lambda: fn(da, db), repeats=7, sync=sync)
             key = f"{name}/{str(dtype).replace('torch.', '')}"
-            rows[key] = {"cpu_ms": t_cpu * 1e3, "accel_ms": t_acc * 1e3, "cpu_over_accel": t_cpu / t_acc}
-            print(f"{key:22s} cpu {t_cpu * 1e3:8.2f} ms  accel {t_acc * 1e3:8.2f} ms  "
-                  f"ratio {t_cpu / t_acc:5.2f}")
-    write_result(args.out, "elementwise", {"benchmark": "elementwise ops", "numel": args.numel,
-                                           "driver": torch_accel.driver(), "ops": rows})
+            rows[key] = {
+                "cpu_ms": t_cpu * 1e3,
+                "accel_ms": t_acc * 1e3,
+                "cpu_over_accel": t_cpu / t_acc,
+            }
+            print(
+                f"{key:22s} cpu {t_cpu * 1e3:8.2f} ms  accel {t_acc * 1e3:8.2f} ms  "
+                f"ratio {t_cpu / t_acc:5.2f}"
+            )
+    write_result(
+        args.out,
+        "elementwise",
+        {
+            "benchmark": "elementwise ops",
+            "numel": args.numel,
+            "driver": torch_accel.driver(),
+            "ops": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ runs a scaled-down version against the CPU instead, so the script is always runn
 
     python benchmarks/gpu_side_by_side.py [--out DIR]
 """
+
 import argparse
 
 import torch
@@ -32,6 +33,17 @@ def bench(name, fn_accel, fn_ref, sync_accel, sync_ref, flops=None, nbytes=None,
     return row
 
 
+def bench_gemm(n, ref, sync_a, sync_r, repeats):
+    # Its operands are freed on return, before the elementwise benchmarks allocate theirs.
+    a = torch.randn(n, n, dtype=torch.bfloat16)
+    b = torch.randn(n, n, dtype=torch.bfloat16)
+    aa, ba = a.to("accel"), b.to("accel")
+    ar, br = a.to(ref), b.to(ref)
+    return bench(
+        "gemm", lambda: aa @ ba, lambda: ar @ br, sync_a, sync_r, flops=2 * n**3, repeats=repeats
+    )
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
@@ -47,29 +59,34 @@ def main():
     torch_accel.reset_fallback_counts()
     rows = {}
 
-    a = torch.randn(n_gemm, n_gemm, dtype=torch.bfloat16)
-    b = torch.randn(n_gemm, n_gemm, dtype=torch.bfloat16)
-    aa, ba = a.to("accel"), b.to("accel")
-    ar, br = a.to(ref), b.to(ref)
-    rows[f"bf16_gemm_{n_gemm}"] = bench("gemm", lambda: aa @ ba, lambda: ar @ br, sync_a, sync_r,
-                                        flops=2 * n_gemm**3, repeats=10 if cuda else 3)
-    del a, b, aa, ba, ar, br
+    rows[f"bf16_gemm_{n_gemm}"] = bench_gemm(n_gemm, ref, sync_a, sync_r, 10 if cuda else 3)
 
     x = torch.randn(n_elem)
     xa, xr = x.to("accel"), x.to(ref)
     ya, yr = xa.clone(), xr.clone()
-    rows[f"add_fp32_{n_elem}"] = bench("add", lambda: torch.add(xa, ya), lambda: torch.add(xr, yr),
-                                       sync_a, sync_r, nbytes=3 * 4 * n_elem)
-    rows[f"sum_fp32_{n_elem}"] = bench("sum", lambda: xa.sum(), lambda: xr.sum(), sync_a, sync_r,
-                                       nbytes=4 * n_elem)
-    write_result(args.out, "gpu_side_by_side", {
-        "benchmark": "accel vs torch.cuda side by side" if cuda else "no CUDA: accel vs CPU",
-        "cuda": cuda,
-        "driver": torch_accel.driver(),
-        "device": torch.cuda.get_device_name() if cuda else "cpu",
-        "results": rows,
-        "fallback_counts": torch_accel.fallback_counts(),
-    })
+    rows[f"add_fp32_{n_elem}"] = bench(
+        "add",
+        lambda: torch.add(xa, ya),
+        lambda: torch.add(xr, yr),
+        sync_a,
+        sync_r,
+        nbytes=3 * 4 * n_elem,
+    )
+    rows[f"sum_fp32_{n_elem}"] = bench(
+        "sum", lambda: xa.sum(), lambda: xr.sum(), sync_a, sync_r, nbytes=4 * n_elem
+    )
+    write_result(
+        args.out,
+        "gpu_side_by_side",
+        {
+            "benchmark": "accel vs torch.cuda side by side" if cuda else "no CUDA: accel vs CPU",
+            "cuda": cuda,
+            "driver": torch_accel.driver(),
+            "device": torch.cuda.get_device_name() if cuda else "cpu",
+            "results": rows,
+            "fallback_counts": torch_accel.fallback_counts(),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Per-op overhead of a tiny op (x + 1 on one element): accel vs CPU eager, same run.
 
-    python benchmarks/op_overhead.py [--out DIR]
+python benchmarks/op_overhead.py [--out DIR]
 """
+
 import argparse
 
 import torch
@@ -20,9 +21,13 @@ def main():
     # Launches are asynchronous: the synchronize at the end of each batch makes the time honest.
     t_cpu = median_seconds(lambda: cpu + 1, repeats=21, inner=inner)
     t_acc = median_seconds(lambda: acc + 1, repeats=21, inner=inner, sync=torch.accel.synchronize)
-    result = {"benchmark": "tiny op overhead (x + 1, 1 element)",
-              "cpu_us": t_cpu * 1e6, "accel_us": t_acc * 1e6, "accel_over_cpu": t_acc / t_cpu,
-              "goal": "accel_over_cpu <= 1.5"}
+    result = {
+        "benchmark": "tiny op overhead (x + 1, 1 element)",
+        "cpu_us": t_cpu * 1e6,
+        "accel_us": t_acc * 1e6,
+        "accel_over_cpu": t_acc / t_cpu,
+        "goal": "accel_over_cpu <= 1.5",
+    }
     print(f"cpu {t_cpu * 1e6:.2f} us  accel {t_acc * 1e6:.2f} us  ratio {t_acc / t_cpu:.2f}")
     write_result(args.out, "op_overhead", result)
 

@@ -4,6 +4,7 @@ softmax / layer_norm / rms_norm at a transformer shape and GEMM at 1024^3 and 40
 
     python benchmarks/ops_host.py [--out DIR]
 """
+
 import argparse
 
 import torch
@@ -23,10 +24,18 @@ def compare(name, group, fn, make_inputs, repeats=7):
     t_acc = median_seconds(lambda: fn(*acc_in), repeats=repeats, sync=torch.accel.synchronize)
     fallback = sum(torch_accel.fallback_counts().values())
     speed = t_cpu / t_acc
-    print(f"{name:<34} cpu {t_cpu * 1e3:8.2f} ms  accel {t_acc * 1e3:8.2f} ms  speed {speed:5.2f}"
-          f"  (goal >= {GOALS[group]}){'  FALLBACK' if fallback else ''}")
-    return {"group": group, "cpu_ms": t_cpu * 1e3, "accel_ms": t_acc * 1e3, "speed": speed,
-            "goal": GOALS[group], "fallback_calls": fallback}
+    print(
+        f"{name:<34} cpu {t_cpu * 1e3:8.2f} ms  accel {t_acc * 1e3:8.2f} ms  speed {speed:5.2f}"
+        f"  (goal >= {GOALS[group]}){'  FALLBACK' if fallback else ''}"
+    )
+    return {
+        "group": group,
+        "cpu_ms": t_cpu * 1e3,
+        "accel_ms": t_acc * 1e3,
+        "speed": speed,
+        "goal": GOALS[group],
+        "fallback_calls": fallback,
+    }
 
 
 def main():
@@ -37,19 +46,32 @@ def main():
     results = {"threads": torch.get_num_threads()}
     for dtype in (torch.float32, torch.bfloat16):
         tag = str(dtype).split(".")[-1]
-        mat = lambda: [torch.randn(rows, hidden).to(dtype), torch.randn(hidden).to(dtype)]  # noqa: E731
-        results[f"softmax_{tag}"] = compare(f"softmax {tag} {rows}x{hidden}", "norm",
-                                            lambda x, w: torch.softmax(x, -1), mat)
-        results[f"layer_norm_{tag}"] = compare(f"layer_norm {tag} {rows}x{hidden}", "norm",
-                                               lambda x, w: F.layer_norm(x, (hidden,), w, w), mat)
-        results[f"rms_norm_{tag}"] = compare(f"rms_norm {tag} {rows}x{hidden}", "norm",
-                                             lambda x, w: F.rms_norm(x, (hidden,), w), mat)
-    for (m, k, nn) in ((1024, 1024, 1024), (4096, 1024, 4096)):
+
+        def mat():
+            return [torch.randn(rows, hidden).to(dtype), torch.randn(hidden).to(dtype)]
+
+        results[f"softmax_{tag}"] = compare(
+            f"softmax {tag} {rows}x{hidden}", "norm", lambda x, w: torch.softmax(x, -1), mat
+        )
+        results[f"layer_norm_{tag}"] = compare(
+            f"layer_norm {tag} {rows}x{hidden}",
+            "norm",
+            lambda x, w: F.layer_norm(x, (hidden,), w, w),
+            mat,
+        )
+        results[f"rms_norm_{tag}"] = compare(
+            f"rms_norm {tag} {rows}x{hidden}", "norm", lambda x, w: F.rms_norm(x, (hidden,), w), mat
+        )
+    for m, k, nn in ((1024, 1024, 1024), (4096, 1024, 4096)):
         mats = lambda: [torch.randn(m, k), torch.randn(k, nn)]  # noqa: E731
-        results[f"gemm_{m}x{k}x{nn}"] = compare(f"gemm fp32 {m}x{k}x{nn}", "gemm", torch.mm, mats,
-                                                repeats=5)
-    write_result(args.out, "ops_host", {"benchmark": "native ops vs CPU ATen (host driver)",
-                                        "results": results})
+        results[f"gemm_{m}x{k}x{nn}"] = compare(
+            f"gemm fp32 {m}x{k}x{nn}", "gemm", torch.mm, mats, repeats=5
+        )
+    write_result(
+        args.out,
+        "ops_host",
+        {"benchmark": "native ops vs CPU ATen (host driver)", "results": results},
+    )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,19 @@
 """Runs every benchmark and writes one JSON file each into --out (default bench-results)."""
+
 import argparse
 import os
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ["allocator.py", "op_overhead.py", "copy_bandwidth.py", "elementwise.py", "ops_host.py",
-              "lora_step.py"]
+BENCHMARKS = [
+    "allocator.py",
+    "op_overhead.py",
+    "copy_bandwidth.py",
+    "elementwise.py",
+    "ops_host.py",
+    "lora_step.py",
+]
 
 
 def main():

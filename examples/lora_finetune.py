@@ -10,6 +10,7 @@ sequence walks a fixed, secret permutation of letters, so the next letter is a f
 current one. The base model is frozen; only the LoRA adapters on the attention and MLP
 projections learn the permutation, and the script reports how often they predict it.
 """
+
 import argparse
 import contextlib
 import json
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 import torch
 
 ALPHABET = "abcdefghijklmnopqrstuvwx"
-LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
 class UsageError(Exception):
@@ -74,7 +74,9 @@ def read_text(path: str) -> str:
         try:
             return "\n".join(json.loads(line)["text"] for line in raw.splitlines() if line.strip())
         except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise UsageError(f"--data {path}: each line must be a JSON object with a 'text' field") from e
+            raise UsageError(
+                f"--data {path}: each line must be a JSON object with a 'text' field"
+            ) from e
     return raw
 
 
@@ -94,7 +96,8 @@ def file_dataset(path: str, tokenizer, seq_len: int):
 
 
 def build_base(args, vocab_size: int):
-    """The frozen base: --model from disk, or a small Llama from the seed (same seed, same weights)."""
+    """The frozen base: --model from disk, or a small Llama from the seed (same seed, same
+    weights)."""
     from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(args.seed)
@@ -104,19 +107,19 @@ def build_base(args, vocab_size: int):
         except (OSError, ValueError) as e:
             raise UsageError(f"--model {args.model}: cannot load a causal LM from it ({e})") from e
     else:
-        config = LlamaConfig(vocab_size=vocab_size, hidden_size=args.hidden, intermediate_size=2 * args.hidden,
-                             num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4,
-                             max_position_embeddings=max(64, args.seq_len), tie_word_embeddings=False)
-        base = LlamaForCausalLM(config)
+        from torch_accel.devtools.lora_model import llama_config
+
+        config = llama_config(vocab_size, args.hidden, args.layers, max(64, args.seq_len))
+        base = LlamaForCausalLM(LlamaConfig(**config))
     return base
 
 
 def build_model(args, vocab_size: int):
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
-    lora = LoraConfig(r=args.rank, lora_alpha=2 * args.rank, lora_dropout=0.0,
-                      target_modules=LORA_TARGETS, task_type="CAUSAL_LM")
-    return get_peft_model(build_base(args, vocab_size), lora)
+    from torch_accel.devtools.lora_model import lora_config
+
+    return get_peft_model(build_base(args, vocab_size), lora_config(args.rank))
 
 
 def load_tokenizer(args):
@@ -188,7 +191,7 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
     if args.compile:  # the optimizer step too (the model is compiled by the caller)
         opt.step = torch.compile(opt.step)
     scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
-    eval_batch = data[-args.batch_size:].to(device)
+    eval_batch = data[-args.batch_size :].to(device)
     train_rows = data[: max(args.batch_size, len(data) - args.batch_size)]
     is_accel = device.type == "accel"
     if is_accel:
@@ -248,7 +251,10 @@ def make_progress(total: int, log):
         def update(loss, rate, mem):
             step[0] += 1
             if step[0] % 10 == 0 or step[0] == total:
-                log(f"step {step[0]}/{total} loss {loss:.3f} tok/s {rate:,.0f} mem {mem / 2**20:.1f} MiB")
+                log(
+                    f"step {step[0]}/{total} loss {loss:.3f} tok/s {rate:,.0f} "
+                    f"mem {mem / 2**20:.1f} MiB"
+                )
 
         return update
 
@@ -319,7 +325,9 @@ def preflight_step(argv):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--device", default="accel", help="accel or cpu")
     p.add_argument("--model", help="a local Hugging Face causal LM directory")
     p.add_argument("--data", help="a local .txt or .jsonl file (JSONL: a 'text' field per line)")
@@ -333,8 +341,9 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--bf16", action="store_true", help="bfloat16 autocast")
     p.add_argument("--fp16", action="store_true", help="float16 autocast with a GradScaler")
-    p.add_argument("--compile", action="store_true",
-                   help="torch.compile the model and the optimizer step")
+    p.add_argument(
+        "--compile", action="store_true", help="torch.compile the model and the optimizer step"
+    )
     p.add_argument("--out", default="lora-out", help="folder for the adapter, plots and summary")
     return p.parse_args(argv)
 
@@ -358,34 +367,50 @@ def main(argv=None) -> int:
             model = torch.compile(model)
         os.makedirs(args.out, exist_ok=True)
         result = train(args, model, data, device)
-        eval_batch = data[-args.batch_size:].to(device)
+        eval_batch = data[-args.batch_size :].to(device)
         reloaded_loss = round_trip_adapter(args, model, vocab, eval_batch, device, args.out)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except torch.OutOfMemoryError as e:
         first = str(e).splitlines()[0]
-        print(f"error: out of device memory ({first}). Try a smaller --batch-size or --seq-len, "
-              "or --bf16.", file=sys.stderr)
+        print(
+            f"error: out of device memory ({first}). Try a smaller --batch-size or --seq-len, "
+            "or --bf16.",
+            file=sys.stderr,
+        )
         return 3
     plots = write_plots(result, args.out, device)
     drop = 1 - result.losses[-1] / result.losses[0]
     summary = {
-        "device": device.type, "steps": args.steps, "first_loss": result.losses[0],
-        "final_loss": result.losses[-1], "loss_drop": drop, "eval_loss": result.eval_loss,
-        "reloaded_eval_loss": reloaded_loss, "task_accuracy": result.accuracy,
-        "tokens_per_s": result.tokens_per_s, "peak_memory_bytes": result.peak_memory,
-        "fallback_calls": result.fallback_calls, "plots": plots,
+        "device": device.type,
+        "steps": args.steps,
+        "first_loss": result.losses[0],
+        "final_loss": result.losses[-1],
+        "loss_drop": drop,
+        "eval_loss": result.eval_loss,
+        "reloaded_eval_loss": reloaded_loss,
+        "task_accuracy": result.accuracy,
+        "tokens_per_s": result.tokens_per_s,
+        "peak_memory_bytes": result.peak_memory,
+        "fallback_calls": result.fallback_calls,
+        "plots": plots,
     }
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    print(f"steps {args.steps}  loss {result.losses[0]:.3f} -> {result.losses[-1]:.3f} "
-          f"({drop:.0%} lower)  task accuracy {result.accuracy:.1%}")
-    print(f"tokens/s {result.tokens_per_s:,.0f}  peak memory {result.peak_memory / 2**20:.1f} MiB  "
-          f"fallback calls {result.fallback_calls}")
+    print(
+        f"steps {args.steps}  loss {result.losses[0]:.3f} -> {result.losses[-1]:.3f} "
+        f"({drop:.0%} lower)  task accuracy {result.accuracy:.1%}"
+    )
+    print(
+        f"tokens/s {result.tokens_per_s:,.0f}  peak memory {result.peak_memory / 2**20:.1f} MiB  "
+        f"fallback calls {result.fallback_calls}"
+    )
     same = math.isclose(reloaded_loss, result.eval_loss, rel_tol=1e-4, abs_tol=1e-5)
-    print(f"adapter saved and reloaded: eval loss {result.eval_loss:.4f} vs {reloaded_loss:.4f} "
-          f"({'same' if same else 'DIFFERENT'})")
+    print(
+        f"adapter saved and reloaded: eval loss {result.eval_loss:.4f} vs {reloaded_loss:.4f} "
+        f"({'same' if same else 'DIFFERENT'})"
+    )
     print(f"plots: {', '.join(plots)}")
     return 0 if same else 1
 

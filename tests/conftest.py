@@ -9,13 +9,35 @@ import torch_accel  # noqa: F401  (registers the device)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# examples/lora_finetune.py's arguments for a demo model small enough for a test.
+LORA_SMALL_ARGS = [
+    "--hidden",
+    "32",
+    "--layers",
+    "1",
+    "--batch-size",
+    "4",
+    "--seq-len",
+    "16",
+    "--seed",
+    "3",
+]
 
-def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+
+def run_python(
+    code: str, env: dict | None = None, timeout: int = 120
+) -> subprocess.CompletedProcess:
     """Runs code in a fresh interpreter, so a crash or an env setting stays contained."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=ROOT,
+    )
 
 
 PROTECT = os.environ.get("TORCH_ACCEL_PROTECT") == "1"

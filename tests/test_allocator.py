@@ -1,4 +1,5 @@
 """The caching allocator through torch: stats, caching, empty_cache, fraction, OOM, snapshot."""
+
 import os
 
 import pytest
@@ -9,11 +10,21 @@ MiB = 1 << 20
 
 def test_memory_stats_keys_match_cuda():
     stats = torch.accel.memory_stats()
-    for key in ["allocated_bytes.all.current", "allocated_bytes.small_pool.peak",
-                "reserved_bytes.all.current", "active.all.current", "active_bytes.large_pool.freed",
-                "inactive_split.all.current", "inactive_split_bytes.all.current",
-                "requested_bytes.all.current", "num_alloc_retries", "num_ooms",
-                "num_device_alloc", "num_device_free", "segment.all.current"]:
+    for key in [
+        "allocated_bytes.all.current",
+        "allocated_bytes.small_pool.peak",
+        "reserved_bytes.all.current",
+        "active.all.current",
+        "active_bytes.large_pool.freed",
+        "inactive_split.all.current",
+        "inactive_split_bytes.all.current",
+        "requested_bytes.all.current",
+        "num_alloc_retries",
+        "num_ooms",
+        "num_device_alloc",
+        "num_device_free",
+        "segment.all.current",
+    ]:
         assert key in stats, key
 
 
@@ -97,8 +108,10 @@ def test_snapshot_lists_live_blocks():
     del x
 
 
-@pytest.mark.skipif(os.environ.get("TORCH_ACCEL_LAUNCH_BLOCKING") == "1",
-                    reason="needs a stream that is still busy, which launch blocking never has")
+@pytest.mark.skipif(
+    os.environ.get("TORCH_ACCEL_LAUNCH_BLOCKING") == "1",
+    reason="needs a stream that is still busy, which launch blocking never has",
+)
 def test_record_stream_defers_reuse_until_the_other_stream_is_done():
     s = torch.accel.Stream()
     x = torch.empty(MiB, dtype=torch.uint8, device="accel")

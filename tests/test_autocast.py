@@ -1,6 +1,7 @@
 """torch.autocast("accel"): CUDA's policy on AutocastPrivateUse1. Lower-precision ops produce
 the autocast dtype, fp32 ops produce fp32, promote ops the widest type, and values match
 CPU computing with CUDA's policy (inputs rounded the same way)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -34,12 +35,13 @@ def test_matrix_products_run_in_lower_precision(dtype):
             "bmm": torch.bmm(A[None], B[None]),
         }
     # the reference: CPU products of the same inputs rounded to dtype, in fp32
-    ref = (a.to(dtype).float() @ b.to(dtype).float())
+    ref = a.to(dtype).float() @ b.to(dtype).float()
     for name, out in outs.items():
         assert out.dtype == dtype, name
         expected = ref + bias.to(dtype).float() if name in ("addmm", "linear") else ref
-        torch.testing.assert_close(out.cpu().float().reshape(expected.shape), expected,
-                                   atol=0.1, rtol=2e-2, msg=name)
+        torch.testing.assert_close(
+            out.cpu().float().reshape(expected.shape), expected, atol=0.1, rtol=2e-2, msg=name
+        )
     assert torch_accel.fallback_counts() == {}
 
 

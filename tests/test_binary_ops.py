@@ -1,4 +1,5 @@
 """Native add/sub/mul/div against CPU: broadcasting, promotion, scalars, in-place, out=."""
+
 import pytest
 import torch
 
@@ -8,7 +9,9 @@ OPS = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
 
 
 @pytest.mark.parametrize("op", list(OPS))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32]
+)
 def test_tensor_tensor_broadcast(op, dtype):
     x = (torch.randn(4, 1, 6) * 5).to(dtype)
     y = (torch.randn(3, 6) * 5 + 7).to(dtype)

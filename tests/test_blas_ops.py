@@ -1,6 +1,7 @@
 """Native matrix products (mm, bmm, addmm, baddbmm, addmv, dot and the composites matmul,
 linear, mv) against CPU: dtypes, transposed and non-contiguous operands, out= and in-place
 forms, broadcasting in matmul, and PyTorch's shape and dtype errors."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -67,13 +68,15 @@ def test_bmm_and_baddbmm(dtype):
     A, B, C = dev(a, b, c)
     check(torch.bmm(A, B), torch.bmm(a.double(), b.double()).to(dtype), dtype)
     At = torch.empty(4, 6, 3, dtype=dtype, device="accel").transpose(1, 2).copy_(a)
-    check(torch.bmm(At, B),
-          torch.bmm(a.double(), b.double()).to(dtype), dtype)
+    check(torch.bmm(At, B), torch.bmm(a.double(), b.double()).to(dtype), dtype)
     expected = torch.baddbmm(c.double(), a.double(), b.double(), beta=0.5, alpha=2).to(dtype)
     check(torch.baddbmm(C, A, B, beta=0.5, alpha=2), expected, dtype)
     # self broadcast from (3, 5)
-    check(torch.baddbmm(C[0], A, B), torch.baddbmm(c[0].double(), a.double(), b.double()).to(dtype),
-          dtype)
+    check(
+        torch.baddbmm(C[0], A, B),
+        torch.baddbmm(c[0].double(), a.double(), b.double()).to(dtype),
+        dtype,
+    )
     C2 = C.clone()
     C2.baddbmm_(A, B, beta=0.5, alpha=2)
     check(C2, expected, dtype)
@@ -104,10 +107,14 @@ def test_batch_broadcast_operand_and_transposed_out():
 def test_addmm_forms(dtype):
     s, a, b = rand(6, dtype=dtype), rand(3, 4, dtype=dtype), rand(4, 6, dtype=dtype)
     S, A, B = dev(s, a, b)
-    ref = lambda beta, alpha: torch.addmm(s.double(), a.double(), b.double(), beta=beta,
-                                          alpha=alpha).to(dtype)
+
+    def ref(beta, alpha):
+        return torch.addmm(s.double(), a.double(), b.double(), beta=beta, alpha=alpha).to(dtype)
+
     check(torch.addmm(S, A, B), ref(1, 1), dtype)
-    check(torch.addmm(S, A, on_device(b, "transposed"), beta=-1.5, alpha=0.25), ref(-1.5, 0.25), dtype)
+    check(
+        torch.addmm(S, A, on_device(b, "transposed"), beta=-1.5, alpha=0.25), ref(-1.5, 0.25), dtype
+    )
     out = torch.empty(3, 6, dtype=dtype, device="accel")
     torch.addmm(S, A, B, beta=2, alpha=3, out=out)
     check(out, ref(2, 3), dtype)
@@ -141,8 +148,11 @@ def test_addmv_mv_dot(dtype):
     check(torch.mv(on_device(m, "transposed"), V), (m.double() @ v.double()).to(dtype), dtype)
     v2 = rand(14, dtype=dtype)
     check(torch.mv(M, v2.to("accel")[::2]), (m.double() @ v2[::2].double()).to(dtype), dtype)
-    check(torch.addmv(Y, M, V, beta=0.5, alpha=2),
-          torch.addmv(y.double(), m.double(), v.double(), beta=0.5, alpha=2).to(dtype), dtype)
+    check(
+        torch.addmv(Y, M, V, beta=0.5, alpha=2),
+        torch.addmv(y.double(), m.double(), v.double(), beta=0.5, alpha=2).to(dtype),
+        dtype,
+    )
     Y2 = Y.clone()
     Y2.addmv_(M, V)
     check(Y2, torch.addmv(y.double(), m.double(), v.double()).to(dtype), dtype)
@@ -155,10 +165,19 @@ def test_addmv_mv_dot(dtype):
     assert torch_accel.fallback_counts() == {}
 
 
-@pytest.mark.parametrize("shapes", [
-    ((3,), (3,)), ((4, 3), (3,)), ((3,), (3, 5)), ((2, 4, 3), (3, 5)), ((4, 3), (2, 3, 5)),
-    ((2, 1, 4, 3), (5, 3, 6)), ((3, 2, 4), (3, 4, 2)), ((6, 3), (2, 3, 5)),
-])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((3,), (3,)),
+        ((4, 3), (3,)),
+        ((3,), (3, 5)),
+        ((2, 4, 3), (3, 5)),
+        ((4, 3), (2, 3, 5)),
+        ((2, 1, 4, 3), (5, 3, 6)),
+        ((3, 2, 4), (3, 4, 2)),
+        ((6, 3), (2, 3, 5)),
+    ],
+)
 def test_matmul_broadcasting(shapes):
     a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
     got = torch.matmul(*dev(a, b))
@@ -179,8 +198,11 @@ def test_linear(dtype, bias, shape):
 
 
 def test_linear_backward():
-    x, w, b = torch.randn(4, 3, 8, requires_grad=True), torch.randn(6, 8, requires_grad=True), \
-        torch.randn(6, requires_grad=True)
+    x, w, b = (
+        torch.randn(4, 3, 8, requires_grad=True),
+        torch.randn(6, 8, requires_grad=True),
+        torch.randn(6, requires_grad=True),
+    )
     xa, wa, ba = [t.detach().to("accel").requires_grad_() for t in (x, w, b)]
     F.linear(x, w, b).square().sum().backward()
     # square/sum may fall back; the matrix products of the backward are what is checked
@@ -213,8 +235,10 @@ def test_shape_and_dtype_errors_match_cpu():
     for fn, args in cases:
         assert err(fn, *dev(*args)) == err(fn, *args), fn
     with pytest.raises(RuntimeError) as e:
-        torch.mm(*dev(torch.randn(2, 3), torch.randn(3, 4)), out=torch.empty(2, 4, dtype=torch.float64,
-                                                                             device="accel"))
+        torch.mm(
+            *dev(torch.randn(2, 3), torch.randn(3, 4)),
+            out=torch.empty(2, 4, dtype=torch.float64, device="accel"),
+        )
     assert "dtype" in str(e.value)
 
 

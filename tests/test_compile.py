@@ -2,6 +2,7 @@
 training, dynamic shapes, fallback ops, with the Python wrapper and with cpp_wrapper=True; and
 the CUDA driver's Triton path, generated here and checked as text. Every test starts with
 Dynamo reset and the FX graph cache off, so each one really compiles."""
+
 import json
 import os
 import re
@@ -17,10 +18,11 @@ from torch._inductor import metrics
 from torch._inductor.utils import run_and_get_code
 
 import torch_accel
-from conftest import ROOT, run_python
+from conftest import LORA_SMALL_ARGS, ROOT, run_python
 
-host_only = pytest.mark.skipif(torch_accel.driver() != "host",
-                               reason="covers the host driver's C++ kernels")
+host_only = pytest.mark.skipif(
+    torch_accel.driver() != "host", reason="covers the host driver's C++ kernels"
+)
 
 
 # What accel's C++ wrapper builds on that torch < 2.13's CppWrapperCpu lacks; there
@@ -30,18 +32,22 @@ def _cpp_wrapper_unsupported():
 
     if hasattr(CppWrapperCpu, "generate_fallback_kernel_with_runtime_lookup_boxed"):
         return None
-    return (f"torch {torch.__version__}'s CppWrapperCpu has no boxed dispatcher calls "
-            "(generate_fallback_kernel_with_runtime_lookup_boxed): accel's cpp_wrapper=True "
-            "needs torch >= 2.13")
+    return (
+        f"torch {torch.__version__}'s CppWrapperCpu has no boxed dispatcher calls "
+        "(generate_fallback_kernel_with_runtime_lookup_boxed): accel's cpp_wrapper=True "
+        "needs torch >= 2.13"
+    )
 
 
 CPP_WRAPPER_UNSUPPORTED = _cpp_wrapper_unsupported()
-needs_cpp_wrapper = pytest.mark.skipif(CPP_WRAPPER_UNSUPPORTED is not None,
-                                       reason=CPP_WRAPPER_UNSUPPORTED or "")
+needs_cpp_wrapper = pytest.mark.skipif(
+    CPP_WRAPPER_UNSUPPORTED is not None, reason=CPP_WRAPPER_UNSUPPORTED or ""
+)
 
 # The two wrappers Inductor can generate around the kernels: Python, and C++ (cpp_wrapper=True).
 WRAPPERS = pytest.mark.parametrize(
-    "wrapper", ["python", pytest.param("cpp", marks=needs_cpp_wrapper)], indirect=True)
+    "wrapper", ["python", pytest.param("cpp", marks=needs_cpp_wrapper)], indirect=True
+)
 
 
 @pytest.fixture
@@ -62,8 +68,10 @@ def _fresh_compile():
     torch._dynamo.reset()
     counters.clear()
     metrics.reset()
-    with inductor_config.patch(fx_graph_cache=False), \
-            torch._dynamo.config.patch(suppress_errors=False):
+    with (
+        inductor_config.patch(fx_graph_cache=False),
+        torch._dynamo.config.patch(suppress_errors=False),
+    ):
         yield
     torch._dynamo.reset()
 
@@ -89,8 +97,10 @@ def test_hook_registered():
     if torch_accel.driver() == "host" and CPP_WRAPPER_UNSUPPORTED is None:
         assert status["cpp_wrapper"] == "ok", status
     elif torch_accel.driver() == "host":
-        assert status["cpp_wrapper"].startswith("disabled: RuntimeError: this torch") and \
-            "generate_fallback_kernel_with_runtime_lookup_boxed" in status["cpp_wrapper"], status
+        assert (
+            status["cpp_wrapper"].startswith("disabled: RuntimeError: this torch")
+            and "generate_fallback_kernel_with_runtime_lookup_boxed" in status["cpp_wrapper"]
+        ), status
     from torch._dynamo.device_interface import get_interface_for_device
 
     iface = get_interface_for_device("accel")
@@ -153,7 +163,9 @@ def test_protect_mode_kernels_do_not_fault(wrapper):
         "torch.testing.assert_close(f(x.to('accel'), w.to('accel')).cpu(),\n"
         "                           ((x @ w) * 2 + 1).sin() * x, rtol=1e-4, atol=1e-4)\n"
         "print('ok')\n",
-        env={"TORCH_ACCEL_PROTECT": "1"}, timeout=170)
+        env={"TORCH_ACCEL_PROTECT": "1"},
+        timeout=170,
+    )
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
 
 
@@ -173,7 +185,8 @@ def test_device_error_before_a_kernel_is_raised_by_the_compiled_call(wrapper):
         "    f(x)\n"
         "except RuntimeError as e:\n"
         "    print('RAISED', e)\n",
-        timeout=170)
+        timeout=170,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "RAISED" in r.stdout and "Target 7 is out of bounds." in r.stdout, r.stdout
 
@@ -213,8 +226,13 @@ def test_convolution_net_trains_like_eager(wrapper):
     # FakeTensor predicts for accel (the CPU would return channels_last for channels_last
     # weights, which Inductor's layout optimisation produces).
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
-                              torch.nn.Conv2d(4, 2, 3), torch.nn.Flatten(), torch.nn.Linear(72, 3))
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 2, 3),
+        torch.nn.Flatten(),
+        torch.nn.Linear(72, 3),
+    )
     x = torch.randn(2, 3, 8, 8)
     ref_out = net(x)  # CPU eager first, then the same parameters on accel
     ref_out.sum().backward()
@@ -240,15 +258,16 @@ def test_cpp_wrapper_calls_extern_kernels_through_the_dispatcher():
 
     x, w, b = torch.randn(6, 6), torch.randn(6, 6), torch.randn(6)
     with inductor_config.patch(cpp_wrapper=True):
-        out, code = run_and_get_code(torch.compile(f), x.to("accel"), w.to("accel"),
-                                     b.to("accel"))
+        out, code = run_and_get_code(torch.compile(f), x.to("accel"), w.to("accel"), b.to("accel"))
     torch.testing.assert_close(out.cpu(), f(x, w, b), rtol=1e-4, atol=1e-4)
     assert 'findSchemaOrThrow("aten::addmm", "out")' in code[0]
     assert 'findSchemaOrThrow("aten::mm", "out")' in code[0]
     assert "aoti_torch_cpu_" not in code[0] and "aoti_torch_accel_" not in code[0]
     # a fallback op, through the dispatcher too (torch 2.14's runtime lookup calls it boxed)
-    assert ('aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]
-            or 'findSchemaOrThrow("aten::kthvalue", "")' in code[0]), code[0]
+    assert (
+        'aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]
+        or 'findSchemaOrThrow("aten::kthvalue", "")' in code[0]
+    ), code[0]
     assert "cached_torch_device_type_privateuse1" in code[0]  # buffers from accel's allocator
     assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
 
@@ -297,8 +316,11 @@ def test_triton_path_generates_code():
     # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
     if torch_accel.driver() != "cuda":
         pytest.skip("the Triton path needs the accel CUDA driver (a GPU); this is the host driver")
-    pytest.importorskip("triton", reason="triton is not installed: the accel CUDA driver's "
-                        "Triton path cannot be generated or checked here")
+    pytest.importorskip(
+        "triton",
+        reason="triton is not installed: the accel CUDA driver's "
+        "Triton path cannot be generated or checked here",
+    )
     x, y = torch.randn(4096), torch.randn(4096)
     out, code = run_and_get_code(torch.compile(_chain), x.to("accel"), y.to("accel"))
     assert "@triton.jit" in code[0] and "get_raw_stream" in code[0]
@@ -312,7 +334,7 @@ def test_triton_path_generates_code():
 # and compute capability, Triton's active CUDA driver (its compile target) and Inductor's
 # "a GPU can run Triton" check. get_code generates the wrapper and kernels without compiling
 # or running them.
-_TRITON_CODEGEN = r'''
+_TRITON_CODEGEN = r"""
 import json, types
 import torch, torch_accel
 import torch._functorch.config as functorch_config
@@ -322,6 +344,7 @@ from torch._inductor.utils import get_code
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
 from torch_accel._inductor.device_interface import AccelInterface
+from torch_accel._inductor.registration import register_inductor
 from torch_accel.accel.device import _DeviceProperties
 
 props = _DeviceProperties(name="stub sm_90", total_memory=80 << 30, multi_processor_count=132,
@@ -333,7 +356,7 @@ AccelInterface.get_compute_capability = staticmethod(lambda device=None: 90)
 driver.set_active(types.SimpleNamespace(get_current_target=lambda: GPUTarget("cuda", 90, 32)))
 scheduler.has_triton = lambda: True
 
-torch_accel._inductor.register_inductor("triton")
+register_inductor("triton")
 inductor_config.fx_graph_cache = False
 
 
@@ -355,20 +378,26 @@ codes = {"chain": code_of(lambda x, y: (x * 2 + 1).sin() * y - x, x, y),
 with functorch_config.patch(force_non_lazy_backward_lowering=True):
     codes["mlp"] = code_of(lambda d, t: torch.nn.functional.mse_loss(model(d), t), data, target)
 print("CODES" + json.dumps(codes))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def triton_code():
-    pytest.importorskip("triton", reason="triton is not installed (requirements.txt pins it): "
-                        "the accel CUDA driver's Triton path cannot be generated here")
+    pytest.importorskip(
+        "triton",
+        reason="triton is not installed (requirements.txt pins it): "
+        "the accel CUDA driver's Triton path cannot be generated here",
+    )
     r = run_python(_TRITON_CODEGEN, timeout=170)
     assert r.returncode == 0, r.stderr[-4000:]
     return json.loads(r.stdout.split("CODES", 1)[1])
 
 
-_KERNEL_SOURCE = re.compile(r"^(triton_\w+) = async_compile\.triton\('\1', '''(.*?)''', "
-                            r"device_str='(\w+)'\)$", re.M | re.S)
+_KERNEL_SOURCE = re.compile(
+    r"^(triton_\w+) = async_compile\.triton\('\1', '''(.*?)''', "
+    r"device_str='(\w+)'\)$",
+    re.M | re.S,
+)
 
 
 def _check_accel_triton_wrapper(code):
@@ -410,11 +439,13 @@ def test_triton_path_pointwise_chain_is_one_kernel_on_the_accel_stream(triton_co
     kernels, launches = _check_accel_triton_wrapper(code)
     (name,) = kernels
     assert name.startswith("triton_poi_fused_") and all(
-        op in name for op in ("add", "mul", "sin", "sub")), name
+        op in name for op in ("add", "mul", "sin", "sub")
+    ), name
     assert "tl_math.sin(" in kernels[name]
     # (the stream variable is raw_stream0 from torch 2.13 on, stream0 before)
-    assert launches in ([(name, "arg0_1, arg1_1, buf0, 4096", stream)]
-                        for stream in ("raw_stream0", "stream0")), launches
+    assert launches in (
+        [(name, "arg0_1, arg1_1, buf0, 4096", stream)] for stream in ("raw_stream0", "stream0")
+    ), launches
     assert "buf0 = empty_strided((4096, ), (1, ), device='accel', dtype=torch.float32)" in code
 
 
@@ -444,14 +475,19 @@ def test_triton_path_control_flow_subgraphs(triton_code):
     for branch in ("true_graph_0", "false_graph_0"):
         body = code.split(f"def {branch}(args):", 1)[1].split("\n\n", 1)[0]
         assert "with torch.accel.device(0):" in body, body
-        assert re.search(rf"^ +{branch}_buf0 = empty_strided\(\(64, \), \(1, \), "
-                         r"device='accel', dtype=torch\.float32\)$", body, re.M), body
+        assert re.search(
+            rf"^ +{branch}_buf0 = empty_strided\(\(64, \), \(1, \), "
+            r"device='accel', dtype=torch\.float32\)$",
+            body,
+            re.M,
+        ), body
         launch = re.search(r"^ +(triton_poi_fused_\w+)\.run\(.*, stream=(\w+)\)$", body, re.M)
         assert launch and launch.group(1) in kernels, body
         assert f"{launch.group(2)} = get_raw_stream(0)" in body, body
     # the predicate, read on the host (torch 2.14 branches on an int selector)
     assert "if arg0_1.item():" in code or (
-        "buf0_selector = int(arg0_1.item())" in code and "if buf0_selector == 0:" in code), code
+        "buf0_selector = int(arg0_1.item())" in code and "if buf0_selector == 0:" in code
+    ), code
 
 
 @host_only
@@ -463,20 +499,18 @@ def test_lora_example_compiled_matches_eager(wrapper):
     import lora_finetune as lf
 
     def train(compiled):
-        args = lf.parse_args(["--hidden", "32", "--layers", "1", "--batch-size", "4",
-                              "--seq-len", "16", "--seed", "3", "--steps", "3"]
-                             + ["--compile"] * compiled)
+        args = lf.parse_args(LORA_SMALL_ARGS + ["--steps", "3"] + ["--compile"] * compiled)
         tokenizer, data = lf.permutation_task(args.seq_len, 64, args.seed)
         model = lf.build_model(args, tokenizer.vocab_size)
         runner = torch.compile(model) if compiled else model  # as the script's main() does
         result = lf.train(args, runner, data, torch.device("accel"), log=lambda *_: None)
-        return result, {n: p.detach().cpu() for n, p in model.named_parameters()
-                        if p.requires_grad}
+        return result, {n: p.detach().cpu() for n, p in model.named_parameters() if p.requires_grad}
 
     eager, eager_weights = train(False)
     compiled, compiled_weights = train(True)
-    torch.testing.assert_close(torch.tensor(compiled.losses), torch.tensor(eager.losses),
-                               rtol=1e-4, atol=0)
+    torch.testing.assert_close(
+        torch.tensor(compiled.losses), torch.tensor(eager.losses), rtol=1e-4, atol=0
+    )
     # the compiled AdamW steps left the same LoRA weights
     torch.testing.assert_close(compiled_weights, eager_weights, rtol=1e-4, atol=1e-6)
     assert metrics.generated_kernel_count >= 3  # forward, backward and optimizer kernels
@@ -506,7 +540,8 @@ def test_cpp_wrapper_missing_api_is_refused_with_the_reason():
         "except Exception as e:\n"
         "    print('ERROR', e)\n"
         "print('STATUS', torch_accel._inductor.status())\n",
-        timeout=170)
+        timeout=170,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "PY True" in r.stdout, r.stdout
     assert "cpp_wrapper=True is not supported on accel" in r.stdout, r.stdout
@@ -533,7 +568,8 @@ def test_missing_inductor_api_disables_compile_not_import():
         "print('WARNED', any('disabled' in str(m.message) for m in w))\n"
         "aot = torch.compile(lambda t: t * 2, backend='aot_eager')(x)\n"
         "print('AOT', aot.cpu().tolist() == (x * 2).cpu().tolist())\n",
-        timeout=170)
+        timeout=170,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "STATUS disabled: RuntimeError: this torch" in r.stdout, r.stdout
     assert "_generate_kernel_call_helper" in r.stdout and "WARNED True" in r.stdout, r.stdout

@@ -1,9 +1,21 @@
 """Tensors to and from accel: dtypes, conversions, strides, devices, non_blocking, fill, item."""
+
 import pytest
 import torch
 
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-          torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
 
 
 def make(dtype, shape=(5, 7)):
@@ -26,7 +38,9 @@ def test_round_trip(dtype):
 
 
 @pytest.mark.parametrize("src", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
-@pytest.mark.parametrize("dst", [torch.float16, torch.float64, torch.int32, torch.uint8, torch.bool])
+@pytest.mark.parametrize(
+    "dst", [torch.float16, torch.float64, torch.int32, torch.uint8, torch.bool]
+)
 def test_dtype_conversion_on_each_path(src, dst):
     x = make(src)
     expected = x.to(dst)
@@ -100,7 +114,9 @@ def test_non_blocking_from_pageable_is_still_correct():
     assert a.cpu().shape == (1000,)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8, torch.bool])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8, torch.bool]
+)
 def test_fill_and_zero(dtype):
     a = torch.empty(4, 9, device="accel", dtype=dtype)
     a.fill_(1)
@@ -169,4 +185,6 @@ def test_lazy_conjugate_and_negative_views_cross_devices():
     dst.copy_(z.to("accel").conj())  # device -> device
     assert torch.equal(dst.cpu(), z.conj())
     x = torch.randn(16)
-    torch.testing.assert_close(torch.fft.ifft(x.to("accel")).cpu(), torch.fft.ifft(x))  # returns a conj view
+    torch.testing.assert_close(
+        torch.fft.ifft(x.to("accel")).cpu(), torch.fft.ifft(x)
+    )  # returns a conj view

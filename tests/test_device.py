@@ -1,4 +1,5 @@
 """Devices: count, selection, properties, torch.accelerator routing, generated methods."""
+
 import pytest
 import torch
 

@@ -1,13 +1,18 @@
 """Native unary, binary, comparison, pointwise, activation, foreach, AdamW and AMP ops
 against CPU: dtypes, broadcasting, non-contiguous inputs, in-place and out= forms."""
+
 import pytest
 import torch
 
 import torch_accel
 
 FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
-TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-10, atol=1e-10),
-       torch.bfloat16: dict(rtol=2e-2, atol=2e-2), torch.float16: dict(rtol=2e-3, atol=2e-3)}
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float64: dict(rtol=1e-10, atol=1e-10),
+    torch.bfloat16: dict(rtol=2e-2, atol=2e-2),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+}
 
 
 def close(got, expected, dtype=None):
@@ -21,9 +26,29 @@ def no_fallback():
     assert torch_accel.fallback_counts() == {}
 
 
-UNARY_FLOAT = ["exp", "exp2", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "reciprocal", "sin",
-               "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc", "neg", "abs",
-               "sign"]
+UNARY_FLOAT = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "neg",
+    "abs",
+    "sign",
+]
 
 
 def sample(dtype, shape=(6, 5), positive=False):
@@ -93,8 +118,11 @@ def test_binary_broadcast(name, dtype):
         y = torch.where(y == 0, torch.ones_like(y), y)
     fn = getattr(torch, name)
     close(fn(x.to("accel"), y.to("accel")), fn(x, y), dtype)
-    close(fn(x.to("accel").expand(4, 3, 5).transpose(0, 1), y.to("accel")[:, None, :]),
-          fn(x.expand(4, 3, 5).transpose(0, 1), y[:, None, :]), dtype)
+    close(
+        fn(x.to("accel").expand(4, 3, 5).transpose(0, 1), y.to("accel")[:, None, :]),
+        fn(x.expand(4, 3, 5).transpose(0, 1), y[:, None, :]),
+        dtype,
+    )
     no_fallback()
 
 
@@ -106,11 +134,13 @@ def test_binary_scalars_and_modes():
         close(torch.div(a, b, rounding_mode=mode), torch.div(x, y, rounding_mode=mode))
         close(torch.div(a, 3, rounding_mode=mode), torch.div(x, 3, rounding_mode=mode))
         xi, yi = (x * 3).long(), torch.tensor([3, -2, 5, -7])
-        close(torch.div(xi.to("accel"), yi.to("accel"), rounding_mode=mode),
-              torch.div(xi, yi, rounding_mode=mode))
+        close(
+            torch.div(xi.to("accel"), yi.to("accel"), rounding_mode=mode),
+            torch.div(xi, yi, rounding_mode=mode),
+        )
     close(a // b, x // y)
-    close(a ** 2, x ** 2)
-    close(2 ** a, 2 ** x)
+    close(a**2, x**2)
+    close(2**a, 2**x)
     close(a.abs() ** 0.5, x.abs() ** 0.5)
     close(torch.tensor([2, 3, -2]).to("accel") ** 3, torch.tensor([2, 3, -2]) ** 3)
     close(a % 1.5, x % 1.5)
@@ -155,7 +185,9 @@ def test_logical_binary():
 def test_where_masked_fill_clamp(dtype):
     x, y = sample(dtype, (4, 5)), sample(dtype, (5,))
     cond = torch.randn(4, 1) > 0
-    close(torch.where(cond.to("accel"), x.to("accel"), y.to("accel")), torch.where(cond, x, y), dtype)
+    close(
+        torch.where(cond.to("accel"), x.to("accel"), y.to("accel")), torch.where(cond, x, y), dtype
+    )
     close(torch.where(cond.to("accel"), x.to("accel"), 0.0), torch.where(cond, x, 0.0), dtype)
     a = x.to("accel")
     a.masked_fill_(cond.to("accel"), -1)
@@ -190,8 +222,14 @@ def test_lerp_addcmul_addcdiv(dtype):
 def test_activations_and_backward(dtype):
     torch.manual_seed(0)
     x = sample(dtype, (6, 7))
-    for fn in [torch.nn.functional.relu, torch.nn.functional.silu, torch.sigmoid, torch.tanh,
-               lambda t: torch.nn.functional.gelu(t), lambda t: torch.nn.functional.gelu(t, approximate="tanh")]:
+    for fn in [
+        torch.nn.functional.relu,
+        torch.nn.functional.silu,
+        torch.sigmoid,
+        torch.tanh,
+        lambda t: torch.nn.functional.gelu(t),
+        lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+    ]:
         xc = x.clone().float().requires_grad_()
         xa = x.to("accel").float().requires_grad_()
         g = torch.randn(6, 7)
@@ -229,7 +267,9 @@ def test_foreach_ops():
     expected = [e.lerp(y, 0.25) for e, y in zip(expected, ys)]
     for got, exp in zip(A, expected):
         close(got, exp)
-    for got, exp in zip(torch._foreach_sub(B, A, alpha=0.5), torch._foreach_sub(ys, expected, alpha=0.5)):
+    for got, exp in zip(
+        torch._foreach_sub(B, A, alpha=0.5), torch._foreach_sub(ys, expected, alpha=0.5)
+    ):
         close(got, exp)
     torch._foreach_maximum_(A, B)
     for got, exp in zip(A, torch._foreach_maximum(expected, ys)):
@@ -264,7 +304,7 @@ def test_adamw_step_matches_cpu(mode, amsgrad, maximize, optim):
     kw = dict(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.99), amsgrad=amsgrad, maximize=maximize)
     oc = optim(cpu.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
     oa = optim(acc.parameters(), foreach=(mode == "foreach"), fused=(mode == "fused") or None, **kw)
-    for step in range(3):
+    for _ in range(3):
         x = torch.randn(16, 8)
         for model, opt, inp in [(cpu, oc, x), (acc, oa, x.to("accel"))]:
             opt.zero_grad()
@@ -272,9 +312,13 @@ def test_adamw_step_matches_cpu(mode, amsgrad, maximize, optim):
             opt.step()
     for pc, pa in zip(cpu.parameters(), acc.parameters()):
         torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
-    for name in ["aten::_fused_adamw_", "aten::_fused_adam_", "aten::_foreach_add_.Scalar",
-                 "aten::_foreach_lerp_.Scalar",
-                 "aten::_foreach_addcdiv_.ScalarList"]:
+    for name in [
+        "aten::_fused_adamw_",
+        "aten::_fused_adam_",
+        "aten::_foreach_add_.Scalar",
+        "aten::_foreach_lerp_.Scalar",
+        "aten::_foreach_addcdiv_.ScalarList",
+    ]:
         assert name not in torch_accel.fallback_counts()
 
 
@@ -325,9 +369,12 @@ def test_fused_adamw_with_grad_scaler_matches_cpu():
                 model.bias.grad[0] = float("nan")
             scaler.step(opt)
             scaler.update()
-    for (pc, pa) in zip(cpu.parameters(), acc.parameters()):
+    for pc, pa in zip(cpu.parameters(), acc.parameters()):
         torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-5)
     assert runs[0][2].get_scale() == runs[1][2].get_scale()
-    for name in ["aten::_fused_adamw_", "aten::_amp_foreach_non_finite_check_and_unscale_",
-                 "aten::_amp_update_scale_"]:
+    for name in [
+        "aten::_fused_adamw_",
+        "aten::_amp_foreach_non_finite_check_and_unscale_",
+        "aten::_amp_update_scale_",
+    ]:
         assert name not in torch_accel.fallback_counts()

@@ -1,4 +1,5 @@
 """The counted CPU fallback: counts, warnings, strict mode, in-place, out=, factories, random."""
+
 import warnings
 
 import pytest
@@ -61,7 +62,9 @@ def test_factory_functions():
     e = torch.eye(4, device="accel:1")
     assert e.device == torch.device("accel:1")
     torch.testing.assert_close(e.cpu(), torch.eye(4))
-    torch.testing.assert_close(torch.linspace(0, 1, 7, device="accel").cpu(), torch.linspace(0, 1, 7))
+    torch.testing.assert_close(
+        torch.linspace(0, 1, 7, device="accel").cpu(), torch.linspace(0, 1, 7)
+    )
 
 
 def test_random_ops_follow_the_accel_seed():
@@ -132,8 +135,9 @@ def test_convolution_strides_are_what_fake_tensors_predict():
     with mode:
         fake = torch.nn.functional.conv2d(fx, fw, padding=1)
     assert out.stride() == fake.stride()
-    torch.testing.assert_close(out.cpu(), torch.nn.functional.conv2d(x, w, padding=1),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        out.cpu(), torch.nn.functional.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4
+    )
     grad = torch.randn(out.shape)
     conv_args = ([4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])
     ga = grad.to("accel")

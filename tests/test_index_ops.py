@@ -1,13 +1,22 @@
 """Native indexing, shape and sort ops against CPU: index_select, gather, scatter(_add),
 index_add, advanced indexing read and write, embedding (+ backward), nonzero, cat/stack,
 triu/tril, arange, sort/topk, and bad indices (a clear error, then the device still works)."""
+
 import pytest
 import torch
 
 import torch_accel
 
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int32,
-          torch.uint8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.bfloat16,
+    torch.float16,
+    torch.float64,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+]
 
 
 def sample(shape, dtype, seed=0):
@@ -34,6 +43,7 @@ def noncontig(t):
 
 
 # ---- index_select / gather / scatter / index_add ------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
@@ -68,14 +78,20 @@ def test_scatter_src_value_and_add(dtype):
     x = sample((5, 6), dtype)
     src = sample((5, 6), dtype, seed=1)
     # a permutation per column: no duplicate targets, so plain scatter is deterministic
-    for dim, index in [(0, torch.argsort(torch.rand(5, 6), dim=0)[:3]),
-                       (1, torch.argsort(torch.rand(5, 6), dim=1)[:, :4])]:
-        torch.testing.assert_close(dev(x).scatter(dim, dev(index), dev(src)).cpu(), x.scatter(dim, index, src))
+    for dim, index in [
+        (0, torch.argsort(torch.rand(5, 6), dim=0)[:3]),
+        (1, torch.argsort(torch.rand(5, 6), dim=1)[:, :4]),
+    ]:
+        torch.testing.assert_close(
+            dev(x).scatter(dim, dev(index), dev(src)).cpu(), x.scatter(dim, index, src)
+        )
         a = dev(x)
         a.scatter_(dim, dev(index), dev(src))
         torch.testing.assert_close(a.cpu(), x.scatter(dim, index, src))
         value = 3 if dtype != torch.bool else True
-        torch.testing.assert_close(dev(x).scatter(dim, dev(index), value).cpu(), x.scatter(dim, index, value))
+        torch.testing.assert_close(
+            dev(x).scatter(dim, dev(index), value).cpu(), x.scatter(dim, index, value)
+        )
     if dtype != torch.bool:
         dup = torch.randint(0, 5, (7, 6))  # duplicates accumulate
         big = sample((7, 6), dtype, seed=2)
@@ -88,7 +104,9 @@ def test_scatter_src_value_and_add(dtype):
     assert_native()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32]
+)
 def test_index_add_with_duplicates_and_alpha(dtype):
     x = sample((6, 5, 4), dtype)
     for dim in [0, 1, -1]:
@@ -100,7 +118,9 @@ def test_index_add_with_duplicates_and_alpha(dtype):
         alpha = 2 if not dtype.is_floating_point else 0.5
         expected = x.index_add(dim, idx, src, alpha=alpha)
         tol = dict(atol=0.2, rtol=0.02) if dtype == torch.bfloat16 else {}
-        torch.testing.assert_close(dev(x).index_add(dim, dev(idx), dev(src), alpha=alpha).cpu(), expected, **tol)
+        torch.testing.assert_close(
+            dev(x).index_add(dim, dev(idx), dev(src), alpha=alpha).cpu(), expected, **tol
+        )
         a = noncontig(x)
         a.index_add_(dim, dev(idx.int()), noncontig(src), alpha=alpha)
         torch.testing.assert_close(a.cpu(), expected, **tol)
@@ -112,7 +132,9 @@ def test_index_copy_index_fill_and_reductions(dtype):
     x = sample((5, 4, 3), dtype)
     src = sample((5, 2, 3), dtype, seed=8)
     idx = torch.tensor([3, 0])
-    torch.testing.assert_close(dev(x).index_copy(1, dev(idx), dev(src)).cpu(), x.index_copy(1, idx, src))
+    torch.testing.assert_close(
+        dev(x).index_copy(1, dev(idx), dev(src)).cpu(), x.index_copy(1, idx, src)
+    )
     value = True if dtype == torch.bool else 4
     a = noncontig(x)
     a.index_fill_(-1, dev(torch.tensor([2, -3])), value)
@@ -121,16 +143,23 @@ def test_index_copy_index_fill_and_reductions(dtype):
         dup = torch.randint(0, 5, (3, 4, 3))
         s = sample((3, 4, 3), dtype, seed=9)
         tol = dict(atol=0.05, rtol=0.01) if dtype == torch.float16 else {}
-        torch.testing.assert_close(dev(x).scatter(0, dev(dup), dev(s), reduce="add").cpu(),
-                                   x.scatter(0, dup, s, reduce="add"), **tol)
-        torch.testing.assert_close(dev(x).scatter_reduce(0, dev(dup), dev(s), "sum").cpu(),
-                                   x.scatter_reduce(0, dup, s, "sum"), **tol)
+        torch.testing.assert_close(
+            dev(x).scatter(0, dev(dup), dev(s), reduce="add").cpu(),
+            x.scatter(0, dup, s, reduce="add"),
+            **tol,
+        )
+        torch.testing.assert_close(
+            dev(x).scatter_reduce(0, dev(dup), dev(s), "sum").cpu(),
+            x.scatter_reduce(0, dup, s, "sum"),
+            **tol,
+        )
     mask = sample((4, 1), torch.bool, seed=10)
     torch.testing.assert_close(dev(x).masked_select(dev(mask)).cpu(), x.masked_select(mask))
     assert_native()
 
 
 # ---- advanced indexing ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
 def test_advanced_indexing_read(dtype):
@@ -139,13 +168,13 @@ def test_advanced_indexing_read(dtype):
     i = torch.tensor([4, 0, -1, 2])
     j = torch.tensor([[1, 4], [0, -5]])
     cases = [
-        lambda t, I, J: t[I],
-        lambda t, I, J: t[:, I],
-        lambda t, I, J: t[..., I],
-        lambda t, I, J: t[I, :, I],          # non-adjacent: transposed to the front
-        lambda t, I, J: t[J, J],             # broadcast 2-D indices
-        lambda t, I, J: t[1:, J],
-        lambda t, I, J: t[I.int()],
+        lambda t, ii, jj: t[ii],
+        lambda t, ii, jj: t[:, ii],
+        lambda t, ii, jj: t[..., ii],
+        lambda t, ii, jj: t[ii, :, ii],  # non-adjacent: transposed to the front
+        lambda t, ii, jj: t[jj, jj],  # broadcast 2-D indices
+        lambda t, ii, jj: t[1:, jj],
+        lambda t, ii, jj: t[ii.int()],
     ]
     for case in cases:
         torch.testing.assert_close(case(a, dev(i), dev(j)).cpu(), case(x, i, j))
@@ -153,7 +182,9 @@ def test_advanced_indexing_read(dtype):
     mask = sample((5, 6), torch.bool, seed=4)
     torch.testing.assert_close(a[dev(mask)].cpu(), x[mask])
     torch.testing.assert_close(a[:, dev(mask[0])].cpu(), x[:, mask[0]])
-    torch.testing.assert_close(a[dev(torch.zeros(5, dtype=torch.bool))].cpu(), x[torch.zeros(5, dtype=torch.bool)])
+    torch.testing.assert_close(
+        a[dev(torch.zeros(5, dtype=torch.bool))].cpu(), x[torch.zeros(5, dtype=torch.bool)]
+    )
     assert_native()
 
 
@@ -174,7 +205,9 @@ def test_advanced_indexing_write(dtype):
     e[mask] = 7
     torch.testing.assert_close(a.cpu(), e)
     # a CPU mask on an accel tensor; values of another dtype are rejected like on CPU
-    with pytest.raises(IndexError, match="Index put requires the source and destination dtypes match"):
+    with pytest.raises(
+        IndexError, match="Index put requires the source and destination dtypes match"
+    ):
         a[dev(i)] = dev(torch.ones(5, dtype=torch.float64))
     a[mask] = 2
     e[mask] = 2
@@ -195,6 +228,7 @@ def test_advanced_indexing_write(dtype):
 
 
 # ---- embedding --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("padding_idx", [None, 2])
 def test_embedding_forward_backward(padding_idx):
@@ -239,10 +273,17 @@ def test_backward_is_native(name):
 
 # ---- nonzero, cat, stack, triu/tril, arange ----------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.uint8, torch.float16])
+
+@pytest.mark.parametrize(
+    "dtype", [torch.bool, torch.float32, torch.int64, torch.uint8, torch.float16]
+)
 def test_nonzero(dtype):
     for shape in [(0,), (7,), (3, 4), (2, 3, 5), ()]:
-        x = sample(shape, dtype) if dtype == torch.bool else (sample(shape, torch.float32) > 3).to(dtype)
+        x = (
+            sample(shape, dtype)
+            if dtype == torch.bool
+            else (sample(shape, torch.float32) > 3).to(dtype)
+        )
         torch.testing.assert_close(dev(x).nonzero().cpu(), x.nonzero())
     x = sample((4, 6), torch.bool)
     torch.testing.assert_close(noncontig(x).nonzero().cpu(), x.nonzero())
@@ -255,8 +296,12 @@ def test_cat_and_stack():
     parts = [sample((2, 3, 4), torch.float32, seed=s) for s in range(5)]
     for n in range(1, 6):
         for dim in [0, 1, 2, -1]:
-            torch.testing.assert_close(torch.cat([dev(p) for p in parts[:n]], dim).cpu(), torch.cat(parts[:n], dim))
-            torch.testing.assert_close(torch.stack([dev(p) for p in parts[:n]], dim).cpu(), torch.stack(parts[:n], dim))
+            torch.testing.assert_close(
+                torch.cat([dev(p) for p in parts[:n]], dim).cpu(), torch.cat(parts[:n], dim)
+            )
+            torch.testing.assert_close(
+                torch.stack([dev(p) for p in parts[:n]], dim).cpu(), torch.stack(parts[:n], dim)
+            )
     # mixed dtypes promote, legacy empty tensors are skipped, non-contiguous inputs
     mixed = [sample((2, 3), torch.int32), sample((4, 3), torch.bfloat16), torch.empty(0)]
     torch.testing.assert_close(torch.cat([dev(m) for m in mixed]).cpu(), torch.cat(mixed))
@@ -296,21 +341,35 @@ def test_flip_and_roll(dtype):
 
 
 def test_arange_and_factories():
-    for args, kw in [((10,), {}), ((2, 11, 3), {}), ((0, 1, 0.1), {}), ((5, -3, -2), {}),
-                     ((0, 4), dict(dtype=torch.bfloat16)), ((1, 2.5, 0.5), dict(dtype=torch.float64))]:
-        torch.testing.assert_close(torch.arange(*args, device="accel", **kw).cpu(), torch.arange(*args, **kw))
+    for args, kw in [
+        ((10,), {}),
+        ((2, 11, 3), {}),
+        ((0, 1, 0.1), {}),
+        ((5, -3, -2), {}),
+        ((0, 4), dict(dtype=torch.bfloat16)),
+        ((1, 2.5, 0.5), dict(dtype=torch.float64)),
+    ]:
+        torch.testing.assert_close(
+            torch.arange(*args, device="accel", **kw).cpu(), torch.arange(*args, **kw)
+        )
     torch.testing.assert_close(torch.ones(2, 3, device="accel").cpu(), torch.ones(2, 3))
     torch.testing.assert_close(torch.full((2,), 4, device="accel").cpu(), torch.full((2,), 4))
     assert_native()
 
 
-# ---- sort / topk ----------------------------------------------------------------------------------
+# ---- sort / topk ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.uint8])
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.uint8]
+)
 def test_sort_and_argsort(dtype):
     # distinct values, so the indices are unique too
-    x = (torch.randperm(4 * 37 * 5).reshape(4, 37, 5) % 200).to(dtype) if dtype == torch.uint8 else \
-        torch.randperm(4 * 37 * 5).reshape(4, 37, 5).to(dtype)
+    x = (
+        (torch.randperm(4 * 37 * 5).reshape(4, 37, 5) % 200).to(dtype)
+        if dtype == torch.uint8
+        else torch.randperm(4 * 37 * 5).reshape(4, 37, 5).to(dtype)
+    )
     for dim in [0, 1, -1]:
         for descending in [False, True]:
             v, i = torch.sort(dev(x), dim=dim, descending=descending, stable=True)
@@ -318,7 +377,9 @@ def test_sort_and_argsort(dtype):
             torch.testing.assert_close(v.cpu(), ev)
             # uint8 and bfloat16 have ties: the stable order must match CPU's stable sort
             torch.testing.assert_close(i.cpu(), ei)
-    torch.testing.assert_close(torch.argsort(noncontig(x), dim=1).cpu(), torch.argsort(x, dim=1, stable=True))
+    torch.testing.assert_close(
+        torch.argsort(noncontig(x), dim=1).cpu(), torch.argsort(x, dim=1, stable=True)
+    )
     assert_native()
 
 
@@ -344,16 +405,45 @@ def test_sort_nan_and_topk():
 # ---- bad indices ---------------------------------------------------------------------------------
 
 BAD = {
-    "index_select": ("x.index_select(0, torch.tensor([0, 5], device='accel'))", "index out of range in self"),
-    "index_select negative": ("x.index_select(0, torch.tensor([-1], device='accel'))", "index out of range in self"),
-    "gather": ("torch.gather(x, 0, torch.tensor([[5, 0, 0]], device='accel'))", "index 5 is out of bounds for dimension 0 with size 3"),
-    "scatter": ("x.scatter_(0, torch.tensor([[7, 0, 0]], device='accel'), 1.0)", "index 7 is out of bounds for dimension 0 with size 3"),
-    "index_add": ("x.index_add_(0, torch.tensor([3], device='accel'), torch.ones(1, 3, device='accel'))", "index out of range in self"),
-    "index": ("x[torch.tensor([3], device='accel')]", "index 3 is out of bounds for dimension 0 with size 3"),
-    "index negative": ("x[:, torch.tensor([-4], device='accel')]", "index -4 is out of bounds for dimension 1 with size 3"),
-    "index_put": ("x.index_put_((torch.tensor([9], device='accel'),), torch.ones(3, device='accel'), accumulate=True)", "index 9 is out of bounds for dimension 0 with size 3"),
-    "embedding": ("torch.nn.functional.embedding(torch.tensor([3], device='accel'), x)", "index out of range in self"),
+    "index_select": (
+        "x.index_select(0, torch.tensor([0, 5], device='accel'))",
+        "index out of range in self",
+    ),
+    "index_select negative": (
+        "x.index_select(0, torch.tensor([-1], device='accel'))",
+        "index out of range in self",
+    ),
+    "gather": (
+        "torch.gather(x, 0, torch.tensor([[5, 0, 0]], device='accel'))",
+        "index 5 is out of bounds for dimension 0 with size 3",
+    ),
+    "scatter": (
+        "x.scatter_(0, torch.tensor([[7, 0, 0]], device='accel'), 1.0)",
+        "index 7 is out of bounds for dimension 0 with size 3",
+    ),
+    "index_add": (
+        "x.index_add_(0, torch.tensor([3], device='accel'), torch.ones(1, 3, device='accel'))",
+        "index out of range in self",
+    ),
+    "index": (
+        "x[torch.tensor([3], device='accel')]",
+        "index 3 is out of bounds for dimension 0 with size 3",
+    ),
+    "index negative": (
+        "x[:, torch.tensor([-4], device='accel')]",
+        "index -4 is out of bounds for dimension 1 with size 3",
+    ),
+    "index_put": (
+        "x.index_put_((torch.tensor([9], device='accel'),), torch.ones(3, device='accel'), "
+        "accumulate=True)",
+        "index 9 is out of bounds for dimension 0 with size 3",
+    ),
+    "embedding": (
+        "torch.nn.functional.embedding(torch.tensor([3], device='accel'), x)",
+        "index out of range in self",
+    ),
 }
+
 
 @pytest.mark.parametrize("name", list(BAD))
 def test_bad_index_raises_and_device_survives(name):

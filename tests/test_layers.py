@@ -3,6 +3,7 @@ layer to a higher one, and runtime/, kernels/ and allocator/ include no ATen or 
 (torch/headeronly and c10's header-only Half/BFloat16 are allowed). C++ headers live under
 csrc/. Checked on the sources, so it holds for builds that no CI machine runs (the CUDA
 plugin)."""
+
 import os
 import re
 

@@ -1,4 +1,5 @@
 """all / any / isposinf / isneginf on accel vs CPU (native: no fallback)."""
+
 import pytest
 import torch
 
@@ -11,9 +12,16 @@ INF = float("inf")
 def test_all_any_every_form(dtype):
     x = torch.tensor([[1, 0, 3], [2, 5, 7]]).to(dtype)
     a = x.to("accel")
-    forms = [lambda t: t.all(), lambda t: t.any(), lambda t: t.all(1), lambda t: t.any(0),
-             lambda t: t.all(0, keepdim=True), lambda t: t.any(dim=(0, 1)),
-             lambda t: torch.zeros_like(t).any(), lambda t: torch.ones_like(t).all(1)]
+    forms = [
+        lambda t: t.all(),
+        lambda t: t.any(),
+        lambda t: t.all(1),
+        lambda t: t.any(0),
+        lambda t: t.all(0, keepdim=True),
+        lambda t: t.any(dim=(0, 1)),
+        lambda t: torch.zeros_like(t).any(),
+        lambda t: torch.ones_like(t).all(1),
+    ]
     for form in forms:
         assert torch.equal(form(a).cpu(), form(x))
     out = torch.empty(0, dtype=torch.bool, device="accel")

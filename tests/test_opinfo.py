@@ -15,6 +15,7 @@ status, with the fallback counted around the call, computed by the same code tha
 the manifest, and in a worker process, so that an op that segfaults is a "fail" rather than
 the end of the session.
 """
+
 import json
 import os
 
@@ -22,7 +23,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from torch_accel import coverage
+from torch_accel.devtools import coverage
 
 FAST_SAMPLES = 2
 DTYPES = [torch.float32, torch.bfloat16]
@@ -61,8 +62,10 @@ def test_op_against_manifest(op, dtype, fast_slice):
     recorded = MANIFEST.get(key, {}).get(d)
     why = coverage.regression(recorded, now)
     if why and not SAME_TORCH and recorded["status"] == "native" and now["status"] == "fallback":
-        pytest.xfail(f"{why} (native with the manifest's torch {MANIFEST_TORCH}; this torch "
-                     f"{torch.__version__} decomposes it differently)")
+        pytest.xfail(
+            f"{why} (native with the manifest's torch {MANIFEST_TORCH}; this torch "
+            f"{torch.__version__} decomposes it differently)"
+        )
     assert why is None, f"{key} {d}: {why}"
     if now["status"] == "fail":
         pytest.xfail(f"recorded as {recorded['status'] if recorded else 'absent'}: {now['error']}")
@@ -116,8 +119,9 @@ def test_to_cpu_copies_and_redirects_devices():
     from torch.testing._internal.opinfo.core import SampleInput
 
     a = torch.arange(6.0, device="accel").view(2, 3).t()
-    s = coverage.to_cpu(SampleInput(a, args=([a],), kwargs={"device": "accel:0",
-                                                            "d": torch.device("accel")}))
+    s = coverage.to_cpu(
+        SampleInput(a, args=([a],), kwargs={"device": "accel:0", "d": torch.device("accel")})
+    )
     assert s.input.device.type == "cpu" and s.input.stride() == a.stride()
     torch.testing.assert_close(s.input, a.cpu())
     assert s.args[0][0].device.type == "cpu"

@@ -1,7 +1,8 @@
 """Packaging: autoload through the torch.backends entry point, and the CLI."""
+
 import importlib.metadata
-import sys
 import subprocess
+import sys
 
 import pytest
 
@@ -16,17 +17,27 @@ def _installed() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _installed(), reason="torch_accel is not installed in this environment "
-                    "(pip install --no-build-isolation -e .): no torch.backends entry point")
+@pytest.mark.skipif(
+    not _installed(),
+    reason="torch_accel is not installed in this environment "
+    "(pip install --no-build-isolation -e .): no torch.backends entry point",
+)
 def test_import_torch_alone_loads_accel():
-    proc = run_python("import torch\nprint(torch.ones(2, device='accel').device, hasattr(torch, 'accel'))")
+    proc = run_python(
+        "import torch\nprint(torch.ones(2, device='accel').device, hasattr(torch, 'accel'))"
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "accel:0 True"
 
 
 def test_info_cli():
-    proc = subprocess.run([sys.executable, "-m", "torch_accel", "info"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch_accel", "info"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "driver           host" in out

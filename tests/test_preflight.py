@@ -1,10 +1,11 @@
 """The pre-flight report: ops of a training step that would fall back, found on fake tensors."""
+
 import gc
 
 import torch
 
 import torch_accel
-from conftest import ROOT, run_python
+from conftest import run_python
 from torch_accel import preflight
 
 
@@ -42,7 +43,9 @@ def test_reports_the_fallback_op_without_touching_the_device():
 def test_cli_on_the_lora_example():
     proc = run_python(
         "import sys\nfrom torch_accel.__main__ import main\n"
-        "sys.exit(main(['preflight', 'examples/lora_finetune.py', '--hidden', '32', '--batch-size', '2']))",
-        timeout=300)
+        "sys.exit(main(['preflight', 'examples/lora_finetune.py',\n"
+        "               '--hidden', '32', '--batch-size', '2']))",
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "pre-flight:" in proc.stdout and "distinct ops" in proc.stdout

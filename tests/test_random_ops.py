@@ -1,7 +1,6 @@
 """Native random ops on the Philox generator: determinism under torch.accel.manual_seed,
 get/set_rng_state, the exact Philox4x32-10 stream, distribution sanity, dropout's mask, and
 the fallback's random ops following the same generator."""
-import math
 
 import pytest
 import torch
@@ -35,13 +34,16 @@ def test_uniform_is_the_documented_philox_stream():
     assert torch_accel.fallback_counts() == {}
 
 
-@pytest.mark.parametrize("make", [
-    lambda: torch.randn(1000, device="accel"),
-    lambda: torch.rand(7, 3, device="accel", dtype=torch.float64),
-    lambda: torch.randint(0, 100, (50,), device="accel"),
-    lambda: torch.bernoulli(torch.full((64,), 0.5, device="accel")),
-    lambda: torch.empty(33, device="accel", dtype=torch.bfloat16).uniform_(-2, 3),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.randn(1000, device="accel"),
+        lambda: torch.rand(7, 3, device="accel", dtype=torch.float64),
+        lambda: torch.randint(0, 100, (50,), device="accel"),
+        lambda: torch.bernoulli(torch.full((64,), 0.5, device="accel")),
+        lambda: torch.empty(33, device="accel", dtype=torch.bfloat16).uniform_(-2, 3),
+    ],
+)
 def test_determinism_under_manual_seed(make):
     torch.accel.manual_seed(1234)
     a, b = make().cpu(), make().cpu()
@@ -80,8 +82,10 @@ def test_rng_state_round_trip_and_generators():
     g2.set_state(g.get_state())
     g.manual_seed(7)
     assert torch.equal(torch.empty(10, device="accel").uniform_(generator=g).cpu(), x)
-    assert torch.equal(torch.empty(10, device="accel").uniform_(generator=g2).cpu(),
-                       torch.empty(10, device="accel").uniform_(generator=g).cpu())
+    assert torch.equal(
+        torch.empty(10, device="accel").uniform_(generator=g2).cpu(),
+        torch.empty(10, device="accel").uniform_(generator=g).cpu(),
+    )
     assert g.initial_seed() == 7
 
 
@@ -107,8 +111,7 @@ def test_bernoulli_rates():
     assert abs(b.mean().item() - 0.3) < 0.005
     p = torch.tensor([0.0, 0.1, 0.9, 1.0], device="accel").expand(50_000, 4)
     draws = torch.bernoulli(p).cpu()
-    torch.testing.assert_close(draws.mean(0), torch.tensor([0.0, 0.1, 0.9, 1.0]), atol=5e-3,
-                               rtol=0)
+    torch.testing.assert_close(draws.mean(0), torch.tensor([0.0, 0.1, 0.9, 1.0]), atol=5e-3, rtol=0)
     assert torch.empty(10, device="accel", dtype=torch.bool).bernoulli_(0.5).dtype == torch.bool
     with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in"):
         torch.empty(3, device="accel").bernoulli_(1.5)
@@ -120,8 +123,9 @@ def test_random_ranges():
     r = torch.randint(-3, 4, (100_000,), device="accel").cpu()
     assert r.min().item() == -3 and r.max().item() == 3
     counts = torch.bincount(r + 3).double() / r.numel()
-    torch.testing.assert_close(counts, torch.full((7,), 1 / 7, dtype=torch.float64), atol=5e-3,
-                               rtol=0)
+    torch.testing.assert_close(
+        counts, torch.full((7,), 1 / 7, dtype=torch.float64), atol=5e-3, rtol=0
+    )
     big = torch.randint(0, 2**40, (10_000,), device="accel").cpu()
     assert big.max().item() > 2**39 and big.min().item() >= 0
     f = torch.empty(10_000, device="accel").random_(0, 10).cpu()
@@ -172,5 +176,8 @@ def test_fallback_random_ops_follow_the_generator():
     assert sorted(p.tolist()) == list(range(50))
     # each fallback call advances the generator, so repeated calls differ
     assert not torch.equal(torch.randperm(50, device="accel").cpu(), p)
-    assert torch_accel.fallback_counts().get("aten::randperm.generator_out", 0) + \
-        torch_accel.fallback_counts().get("aten::randperm", 0) >= 1
+    assert (
+        torch_accel.fallback_counts().get("aten::randperm.generator_out", 0)
+        + torch_accel.fallback_counts().get("aten::randperm", 0)
+        >= 1
+    )

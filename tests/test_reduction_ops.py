@@ -1,4 +1,5 @@
 """Native reductions, softmax, layer norm, cumsum and nll_loss against CPU PyTorch."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -7,12 +8,33 @@ import torch_accel
 from conftest import run_python
 
 FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
-TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-10),
-       torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
+TOL = {
+    torch.float32: (1e-5, 1e-5),
+    torch.float64: (1e-10, 1e-10),
+    torch.bfloat16: (2e-2, 2e-2),
+    torch.float16: (2e-3, 2e-3),
+}
 
-MY_OPS = ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
-          "linalg_vector_norm", "_foreach_norm", "cumsum", "softmax", "log_softmax",
-          "layer_norm", "nll_loss")
+MY_OPS = (
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "linalg_vector_norm",
+    "_foreach_norm",
+    "cumsum",
+    "softmax",
+    "log_softmax",
+    "layer_norm",
+    "nll_loss",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -65,9 +87,13 @@ def test_mean_var_std(dtype, dim, keepdim):
     for corr in (0, 1):
         close(torch.var(a, correction=corr, **kw), torch.var(x, correction=corr, **kw))
         close(torch.std(a, correction=corr, **kw), torch.std(x, correction=corr, **kw))
-        for got, exp in zip(torch.var_mean(a, correction=corr, **kw), torch.var_mean(x, correction=corr, **kw)):
+        for got, exp in zip(
+            torch.var_mean(a, correction=corr, **kw), torch.var_mean(x, correction=corr, **kw)
+        ):
             close(got, exp)
-        for got, exp in zip(torch.std_mean(a, correction=corr, **kw), torch.std_mean(x, correction=corr, **kw)):
+        for got, exp in zip(
+            torch.std_mean(a, correction=corr, **kw), torch.std_mean(x, correction=corr, **kw)
+        ):
             close(got, exp)
     assert_native()
 
@@ -109,7 +135,11 @@ def test_argmax_ties_and_nan_match_cpu():
 
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
 def test_prod(dtype):
-    x = (torch.rand(4, 6) + 0.5).to(dtype) if dtype.is_floating_point else torch.randint(1, 3, (4, 6)).to(dtype)
+    x = (
+        (torch.rand(4, 6) + 0.5).to(dtype)
+        if dtype.is_floating_point
+        else torch.randint(1, 3, (4, 6)).to(dtype)
+    )
     a = x.to("accel")
     close(torch.prod(a), torch.prod(x), dtype)
     close(torch.prod(a, 1, keepdim=True), torch.prod(x, 1, keepdim=True), dtype)
@@ -165,8 +195,10 @@ def test_vector_norm(dtype, ord):
     x = inputs(dtype)
     a = x.to("accel")
     close(torch.linalg.vector_norm(a, ord), torch.linalg.vector_norm(x, ord))
-    close(torch.linalg.vector_norm(a, ord, dim=(0, 2), keepdim=True),
-          torch.linalg.vector_norm(x, ord, dim=(0, 2), keepdim=True))
+    close(
+        torch.linalg.vector_norm(a, ord, dim=(0, 2), keepdim=True),
+        torch.linalg.vector_norm(x, ord, dim=(0, 2), keepdim=True),
+    )
     close(torch.norm(a, p=ord if ord != 0 else 2), torch.norm(x, p=ord if ord != 0 else 2))
     assert_native()
 
@@ -263,8 +295,10 @@ def test_layer_norm_forward_backward(dtype, affine):
             else:
                 close(la.grad, lc.grad)
     # mean / rstd: shapes and values as on CPU.
-    for got, exp in zip(torch.native_layer_norm(x.to("accel"), shape, None, None, 1e-5)[1:],
-                        torch.native_layer_norm(x, shape, None, None, 1e-5)[1:]):
+    for got, exp in zip(
+        torch.native_layer_norm(x.to("accel"), shape, None, None, 1e-5)[1:],
+        torch.native_layer_norm(x, shape, None, None, 1e-5)[1:],
+    ):
         close(got, exp)
     assert_native()
 
@@ -279,7 +313,9 @@ def test_nll_and_cross_entropy(reduction, weighted):
     w = torch.rand(7) + 0.1 if weighted else None
     xa = x.to("accel").requires_grad_()
     xc = x.clone().requires_grad_()
-    la = F.cross_entropy(xa, t.to("accel"), weight=None if w is None else w.to("accel"), reduction=reduction)
+    la = F.cross_entropy(
+        xa, t.to("accel"), weight=None if w is None else w.to("accel"), reduction=reduction
+    )
     lc = F.cross_entropy(xc, t, weight=w, reduction=reduction)
     close(la.detach(), lc.detach())
     g = torch.randn_like(lc)
@@ -288,8 +324,12 @@ def test_nll_and_cross_entropy(reduction, weighted):
     close(xa.grad, xc.grad)
     # 1-D input, ignore_index of a real class
     x1 = torch.randn(7)
-    close(F.nll_loss(x1.to("accel"), torch.tensor(3, device="accel"), ignore_index=1, reduction=reduction),
-          F.nll_loss(x1, torch.tensor(3), ignore_index=1, reduction=reduction))
+    close(
+        F.nll_loss(
+            x1.to("accel"), torch.tensor(3, device="accel"), ignore_index=1, reduction=reduction
+        ),
+        F.nll_loss(x1, torch.tensor(3), ignore_index=1, reduction=reduction),
+    )
     assert_native()
 
 
@@ -304,5 +344,6 @@ def test_nll_loss_target_out_of_bounds():
         "try:\n"
         "    F.nll_loss(x, t).cpu()\n"
         "except RuntimeError as e:\n"
-        "    print('raised:', e)\n")
+        "    print('raised:', e)\n"
+    )
     assert "Target 7 is out of bounds." in r.stdout, r.stdout + r.stderr

@@ -1,6 +1,7 @@
 """Fault injection (TORCH_ACCEL_FAULTS): a training loop whose device mallocs, copies and kernel
 launches fail at random survives every failure as a clean Python exception, and afterwards the
 model computes correctly and the allocator has lost nothing."""
+
 import re
 
 from conftest import run_python
@@ -76,22 +77,30 @@ INJECTED = re.compile(r"torch_accel faults injected: malloc=(\d+) memcpy=(\d+) l
 
 
 def _run(spec):
-    proc = run_python(TRAIN, env={"TORCH_ACCEL_FAULTS": spec, "TORCH_ACCEL_DRIVER": "host"},
-                      timeout=300)
+    proc = run_python(
+        TRAIN, env={"TORCH_ACCEL_FAULTS": spec, "TORCH_ACCEL_DRIVER": "host"}, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
     oom, memcpy, launch, num_ooms = map(int, out["CAUGHT"].split())
     injected = INJECTED.search(proc.stderr)
     assert injected, proc.stderr[-2000:]
     inj_malloc, inj_memcpy, inj_launch = map(int, injected.groups())
-    print(f"{spec}: injected malloc={inj_malloc} memcpy={inj_memcpy} launch={inj_launch}; "
-          f"survived oom={oom} memcpy={memcpy} launch={launch}; steps ok {out['STEPS_OK']}/300")
-    return (inj_malloc, inj_memcpy, inj_launch), (oom, memcpy, launch, num_ooms), int(out["STEPS_OK"])
+    print(
+        f"{spec}: injected malloc={inj_malloc} memcpy={inj_memcpy} launch={inj_launch}; "
+        f"survived oom={oom} memcpy={memcpy} launch={launch}; steps ok {out['STEPS_OK']}/300"
+    )
+    return (
+        (inj_malloc, inj_memcpy, inj_launch),
+        (oom, memcpy, launch, num_ooms),
+        int(out["STEPS_OK"]),
+    )
 
 
 def test_training_survives_injected_faults():
     (inj_malloc, inj_memcpy, inj_launch), (oom, memcpy, launch, num_ooms), ok = _run(
-        "malloc:0.2,memcpy:0.01,launch:0.01,seed:1")
+        "malloc:0.2,memcpy:0.01,launch:0.01,seed:1"
+    )
     # Every failed copy or launch surfaced exactly once, as a RuntimeError naming the call.
     assert memcpy == inj_memcpy and launch == inj_launch
     assert memcpy > 0 and launch > 0
@@ -106,7 +115,9 @@ def test_faults_are_deterministic_with_a_seed():
 
 
 def test_malformed_fault_spec_is_a_clear_error():
-    proc = run_python("import torch, torch_accel\ntorch.ones(1, device='accel')",
-                      env={"TORCH_ACCEL_FAULTS": "malloc:2", "TORCH_ACCEL_DRIVER": "host"})
+    proc = run_python(
+        "import torch, torch_accel\ntorch.ones(1, device='accel')",
+        env={"TORCH_ACCEL_FAULTS": "malloc:2", "TORCH_ACCEL_DRIVER": "host"},
+    )
     assert proc.returncode != 0
     assert "TORCH_ACCEL_FAULTS='malloc:2'" in proc.stderr, proc.stderr[-2000:]

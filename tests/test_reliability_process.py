@@ -1,8 +1,8 @@
 """Process-level safety: fork after initialisation, DataLoader workers with pinned memory, and
 a clean interpreter exit with work still queued."""
+
 import textwrap
 
-import pytest
 import torch
 
 from conftest import run_python

@@ -1,6 +1,7 @@
 """Soak and load: a long training run on two streams keeps memory flat, and many Python threads
 allocating and computing at once get correct results. Correctness is asserted, not time.
 TORCH_ACCEL_SOAK_SECONDS sets the threaded run's length (default 10 s; 30 s for a longer soak)."""
+
 import os
 import threading
 import time
@@ -12,7 +13,9 @@ MiB = 1 << 20
 
 def test_thousand_steps_two_streams_memory_flat():
     torch.manual_seed(0)
-    cpu_model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8))
+    cpu_model = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8)
+    )
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8))
     model.load_state_dict(cpu_model.state_dict())
     model.to("accel")

@@ -1,4 +1,5 @@
 """torch.save / torch.load of accel tensors, with and without map_location."""
+
 import io
 
 import torch

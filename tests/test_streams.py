@@ -1,4 +1,5 @@
 """Streams and events: ordering, waits, timing, the current-stream context."""
+
 import torch
 
 

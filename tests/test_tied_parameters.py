@@ -2,6 +2,7 @@
 
 Module._apply keeps a Parameter object (and so its sharing) only when the old and new tensors
 may swap data in place (torch._has_compatible_shallow_copy_type)."""
+
 import pytest
 import torch
 
@@ -17,8 +18,11 @@ def _tied():
     return m
 
 
-@pytest.mark.parametrize("moves", [["accel"], ["accel", "cpu"], ["accel", "accel:1"],
-                                   ["accel:1", "accel:0", "cpu"]], ids="-".join)
+@pytest.mark.parametrize(
+    "moves",
+    [["accel"], ["accel", "cpu"], ["accel", "accel:1"], ["accel:1", "accel:0", "cpu"]],
+    ids="-".join,
+)
 def test_tied_weight_is_one_parameter_after_moves(moves):
     m = _tied()
     ref = m.a.weight.detach().clone()
@@ -52,6 +56,7 @@ def test_dtype_and_device_move_together_keep_tie():
 def test_tied_training_matches_cpu():
     """Both uses of the shared weight accumulate into one gradient, so five SGD steps on
     accel follow the CPU run (an untied copy would diverge from the second step)."""
+
     def run(device):
         m = _tied().to(device)
         opt = torch.optim.SGD(m.parameters(), lr=0.1)

@@ -4,6 +4,7 @@ Each mode runs in a fresh interpreter with TORCH_ACCEL_FALLBACK=error, so the fi
 would fall back raises; the losses (before and after the optimizer step) must match a CPU
 run of the same model and batch.
 """
+
 import json
 import os
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from conftest import ROOT, run_python
-from torch_accel import op_trace
+from torch_accel.devtools import op_trace
 
 TRACE = os.path.join(ROOT, "tests", "traced_ops.json")
 
@@ -28,7 +29,7 @@ RTOL = {"float32": 1e-4, "bfloat16": 2e-2}
 
 STEP = """
 import json
-from torch_accel import op_trace
+from torch_accel.devtools import op_trace
 print("RESULT " + json.dumps(op_trace.run_on_accel({mode!r})))
 """
 
@@ -37,20 +38,29 @@ def run_step(mode: str, fallback: str) -> dict:
     r = run_python(STEP.format(mode=mode), env={"TORCH_ACCEL_FALLBACK": fallback}, timeout=600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, f"the step crashed (rc {r.returncode}):\n{r.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def _missing(mode: str) -> list[str]:
-    return MISSING_OPS + (["torch.autocast('accel')"]
-                          if mode == "bfloat16" and AUTOCAST_MISSING else [])
+    return MISSING_OPS + (
+        ["torch.autocast('accel')"] if mode == "bfloat16" and AUTOCAST_MISSING else []
+    )
 
 
 # Expected to fail while ops are missing (the lead turns this into a hard test once the
 # op helpers' branches are merged and MISSING_OPS is empty).
-@pytest.mark.parametrize("mode", [
-    pytest.param(m, marks=pytest.mark.xfail(bool(_missing(m)), strict=False,
-                                            reason=f"not native yet: {' '.join(_missing(m))}"))
-    for m in op_trace.MODES])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        pytest.param(
+            m,
+            marks=pytest.mark.xfail(
+                bool(_missing(m)), strict=False, reason=f"not native yet: {' '.join(_missing(m))}"
+            ),
+        )
+        for m in op_trace.MODES
+    ],
+)
 def test_lora_step_has_no_fallback(mode):
     print(f"not native on accel yet: {' '.join(_missing(mode)) or 'none'}")
     strict = run_step(mode, "error")
@@ -77,7 +87,11 @@ def test_checked_in_trace_lists_the_step_ops():
     # tests/traced_ops.json is what `python -m torch_accel trace` wrote: the matmuls, the
     # foreach optimizer and grad-clipping ops, and a count per mode for every op.
     traced = op_trace.load_trace(TRACE)
-    assert {"aten::mm", "aten::bmm", "aten::_foreach_norm.Scalar",
-            "aten::_foreach_lerp_.Scalar"} <= set(traced)
+    assert {
+        "aten::mm",
+        "aten::bmm",
+        "aten::_foreach_norm.Scalar",
+        "aten::_foreach_lerp_.Scalar",
+    } <= set(traced)
     assert all(set(modes) == set(op_trace.MODES) for modes in traced.values())
     assert traced["aten::_to_copy"]["bfloat16"] > traced["aten::_to_copy"]["float32"]  # autocast

@@ -4,6 +4,7 @@
 registers the device: ``torch.ones(3, device="accel")``, ``model.to("accel")``,
 ``torch.accel.*`` (the API of ``torch.cuda``) and ``torch.accelerator.*``.
 """
+
 import torch
 
 __version__ = "0.1.0"
@@ -44,7 +45,9 @@ def _install_compile_hook():
     except Exception as e:  # never let compile support break the import
         import warnings
 
-        warnings.warn(f"torch_accel: torch.compile support disabled: {type(e).__name__}: {e}")
+        warnings.warn(
+            f"torch_accel: torch.compile support disabled: {type(e).__name__}: {e}", stacklevel=2
+        )
 
 
 _install_compile_hook()

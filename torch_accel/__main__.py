@@ -1,31 +1,36 @@
 """``python -m torch_accel <command>``.
 
-  info                        a deviceQuery: driver, devices, capacity, free memory, torch,
-                              CUDA plugin
-  preflight SCRIPT [ARGS...]  lists the ops of one training step that would fall back to the
-                              CPU, on fake tensors (SCRIPT defines preflight_step(argv))
-  trace                       the aten ops of one LoRA training step (float32 and bf16
-                              autocast), as JSON
-  coverage                    the OpInfo conformance sweep: op x dtype -> native / fallback /
-                              fail / skip
+info                        a deviceQuery: driver, devices, capacity, free memory, torch,
+                            CUDA plugin
+preflight SCRIPT [ARGS...]  lists the ops of one training step that would fall back to the
+                            CPU, on fake tensors (SCRIPT defines preflight_step(argv))
+trace                       the aten ops of one LoRA training step (float32 and bf16
+                            autocast), as JSON
+coverage                    the OpInfo conformance sweep: op x dtype -> native / fallback /
+                            fail / skip
 """
+
 import argparse
 import sys
 
 
 def _info(args) -> int:
     import torch
+
     import torch_accel
     from torch_accel import _C
 
     mib = 1024 * 1024
-    print(f"torch_accel      {torch_accel.__version__} (built against torch {_C._built_torch_version()})")
+    built_against = _C._built_torch_version()
+    print(f"torch_accel      {torch_accel.__version__} (built against torch {built_against})")
     print(f"torch            {torch.__version__}")
     print(f"driver           {torch_accel.driver()}")
     status = _C._cuda_plugin_status()
     built = _C._cuda_plugin_built()
-    print(f"cuda plugin      {'built' if built else 'not built'}"
-          f"{'' if not built else (', usable' if not status else ', not usable: ' + status)}")
+    print(
+        f"cuda plugin      {'built' if built else 'not built'}"
+        f"{'' if not built else (', usable' if not status else ', not usable: ' + status)}"
+    )
     print(f"fallback mode    {torch_accel.fallback_mode()}")
     print(f"devices          {torch.accel.device_count()}")
     for i in range(torch.accel.device_count()):
@@ -44,8 +49,10 @@ def _preflight(args) -> int:
 
     namespace = runpy.run_path(args.script, run_name="__preflight__")
     if "preflight_step" not in namespace:
-        print(f"error: {args.script} defines no preflight_step(argv) returning a step function",
-              file=sys.stderr)
+        print(
+            f"error: {args.script} defines no preflight_step(argv) returning a step function",
+            file=sys.stderr,
+        )
         return 2
     report = preflight.run(namespace["preflight_step"](args.script_args))
     print(report.format())
@@ -53,7 +60,7 @@ def _preflight(args) -> int:
 
 
 def _trace(args) -> int:
-    from torch_accel import op_trace
+    from torch_accel.devtools import op_trace
 
     ops, examples = op_trace.write_trace(args.out)
     print(f"{len(ops)} aten ops traced -> {args.out}")
@@ -65,7 +72,7 @@ def _trace(args) -> int:
 
 
 def _coverage(args) -> int:
-    from torch_accel import coverage
+    from torch_accel.devtools import coverage
 
     dtypes = [coverage.parse_dtype(d) for d in args.dtypes.split(",")]
     results, seconds = coverage.sweep(dtypes, args.samples, args.ops, progress=args.verbose)
@@ -75,8 +82,11 @@ def _coverage(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m torch_accel", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m torch_accel",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="describe the driver and the devices").set_defaults(func=_info)
     pre = sub.add_parser("preflight", help="ops of one training step that would fall back")

@@ -10,12 +10,14 @@ ATen's generic wrapper calls. What is left without a kernel is what the CPU fall
     report = torch_accel.preflight.run(step)   # step() moves CPU-built modules to accel
     print(report.format())
 """
+
 import collections
 from dataclasses import dataclass, field
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
 
 def has_accel_kernel(op_name: str) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(op_name, "PrivateUse1")
@@ -45,7 +47,9 @@ class Report:
     fallback: collections.Counter = field(default_factory=collections.Counter)  # op -> calls
 
     def format(self) -> str:
-        lines = [f"pre-flight: {sum(self.calls.values())} aten calls, {len(self.calls)} distinct ops"]
+        lines = [
+            f"pre-flight: {sum(self.calls.values())} aten calls, {len(self.calls)} distinct ops"
+        ]
         if not self.fallback:
             lines.append("no op would fall back to the CPU on accel")
         else:
@@ -80,7 +84,9 @@ class _Recorder(TorchDispatchMode):
             self.expanding.add(name)  # a composite that re-enters itself runs as is
             try:
                 with self:  # record what the composite kernel calls
-                    return func._op_dk(torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs)
+                    return func._op_dk(
+                        torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs
+                    )
             finally:
                 self.expanding.discard(name)
         if _has_kernel(name, "CompositeExplicitAutogradNonFunctional"):
@@ -88,8 +94,10 @@ class _Recorder(TorchDispatchMode):
             if out is not None and has_accel_kernel(out):
                 return func(*args, **kwargs)
             name = out or name
-        if any(isinstance(a, torch.Tensor) and a.device.type == "accel"
-               for a in torch.utils._pytree.tree_leaves((args, kwargs))) or _names_accel(kwargs):
+        if any(
+            isinstance(a, torch.Tensor) and a.device.type == "accel"
+            for a in torch.utils._pytree.tree_leaves((args, kwargs))
+        ) or _names_accel(kwargs):
             self.report.fallback[name] += 1
         return func(*args, **kwargs)
 

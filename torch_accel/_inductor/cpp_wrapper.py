@@ -8,14 +8,15 @@ Inductor's CPU C++ wrapper (CppWrapperCpu) is reused with three accel-specific r
   ``at::cpu::`` kernels directly, which would compute on the calling thread outside accel's
   streams, and no ``aoti_torch_accel_*`` shims exist. Through the dispatcher they reach accel's
   own kernels, asynchronously on the current stream, exactly as the Python wrapper's calls do.
-- Each Inductor C++ kernel runs inside a ``torch_accel::KernelScope`` (csrc/python/kernel_scope.h): the
-  current stream is drained first, so the kernel sees earlier launches' results, and device
-  access is held, so protect mode does not fault.
+- Each Inductor C++ kernel runs inside a ``torch_accel::KernelScope``
+  (csrc/python/kernel_scope.h): the current stream is drained first, so the kernel sees earlier
+  launches' results, and device access is held, so protect mode does not fault.
 - Buffers are ``aoti_torch_empty_strided`` on PrivateUse1, i.e. accel's caching allocator.
 
 A call that would still go to a missing ``aoti_torch_accel_*`` shim stops compilation with an
 error that names it (never a link error at load time).
 """
+
 import re
 
 import torch
@@ -77,7 +78,8 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
         if not isinstance(op, torch._ops.OpOverload):
             raise NotImplementedError(
                 f"torch_accel: cpp_wrapper=True cannot call {node.get_kernel_name()} on accel "
-                "(no aten overload to dispatch); compile with cpp_wrapper=False")
+                "(no aten overload to dispatch); compile with cpp_wrapper=False"
+            )
         raw_args = []
         for arg in op._schema.arguments:
             if arg.name in values:
@@ -87,10 +89,12 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
             else:
                 raise NotImplementedError(
                     f"torch_accel: cpp_wrapper=True: no value for argument '{arg.name}' of "
-                    f"{op} on accel; compile with cpp_wrapper=False")
+                    f"{op} on accel; compile with cpp_wrapper=False"
+                )
         node.codegen_comment(self)
         self.generate_fallback_kernel_with_runtime_lookup_boxed(
-            op, raw_args, list(output_args), list(raw_outputs))
+            op, raw_args, list(output_args), list(raw_outputs)
+        )
 
     def generate_extern_kernel_out(self, node: ir.ExternKernelOut) -> None:
         if not _on_accel(node):
@@ -103,7 +107,8 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
         if len(out) != 1:
             raise NotImplementedError(
                 f"torch_accel: cpp_wrapper=True cannot call {node.get_kernel_name()} on accel "
-                "(expected an out= overload); compile with cpp_wrapper=False")
+                "(expected an out= overload); compile with cpp_wrapper=False"
+            )
         values[out[0]] = node.output_view or node
         self._dispatch_boxed(node, values)
 
@@ -123,17 +128,25 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
         else:
             outputs = node.outputs if node.outputs else node.mutation_outputs
         self.generate_fallback_kernel_with_runtime_lookup(
-            node.get_name(), node.python_kernel_name,
-            lambda: [*node.codegen_args(), *node.codegen_kwargs()], node.op_overload,
-            node.export_extern_kernel_node(), outputs)
+            node.get_name(),
+            node.python_kernel_name,
+            lambda: [*node.codegen_args(), *node.codegen_kwargs()],
+            node.op_overload,
+            node.export_extern_kernel_node(),
+            outputs,
+        )
 
     def generate_scatter_fallback(self, node: ir.ScatterFallback) -> None:
         if not _on_accel(node):
             return super().generate_scatter_fallback(node)
         x, index, *src = node.inputs
-        values = {"self": x, "dim": node.constant_args[0], "index": index,
-                  "src": src[0] if src else None,
-                  "value": None if src else node.constant_args[1]}
+        values = {
+            "self": x,
+            "dim": node.constant_args[0],
+            "index": index,
+            "src": src[0] if src else None,
+            "value": None if src else node.constant_args[1],
+        }
         values.update({k: v for k, v in node.kwargs.items() if v is not None})
         self._dispatch_boxed(node, values)
 
@@ -144,7 +157,8 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
         if missing:
             raise NotImplementedError(
                 f"torch_accel: cpp_wrapper=True would call {', '.join(missing)}, a C shim that "
-                "does not exist for accel; compile with cpp_wrapper=False (the default)")
+                "does not exist for accel; compile with cpp_wrapper=False (the default)"
+            )
         return result
 
 

@@ -5,7 +5,7 @@ decisions inside Inductor test the device type instead of the registered backend
 accel would be treated as a Triton GPU there and code generation fails. Each patch below makes
 such a test answer for accel as it does for cpu; nothing else changes. They are applied once,
 when Inductor first initialises its backends on the host driver, and each is feature-detected
-by the caller (see __init__._missing_inductor_apis).
+by the caller (see api_probes.missing_inductor_apis).
 """
 
 

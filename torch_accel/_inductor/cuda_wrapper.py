@@ -6,9 +6,11 @@ kernels compiled for CUDA run on it unchanged. Triton and Inductor's Triton runt
 target only as device type "cuda" (the backend lookup, cubin handling, benchmarking through
 torch.cuda), so the device properties Inductor records for an accel device say "cuda". That
 needs a CUDA-enabled torch. Not yet run on a GPU; tests/test_compile.py generates this path's
-code on any machine with triton (registering it with ``register_inductor("triton")`` and
-stubbing what a GPU reports) and checks it as text.
+code on any machine with triton (registering it with
+``registration.register_inductor("triton")`` and stubbing what a GPU reports) and checks it as
+text.
 """
+
 import torch
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 
@@ -17,7 +19,8 @@ def check_cuda_torch() -> None:
     if not torch.cuda._is_compiled():
         raise RuntimeError(
             "the accel CUDA driver compiles Triton kernels, which needs a CUDA-enabled torch; "
-            f"this torch ({torch.__version__}) has no CUDA")
+            f"this torch ({torch.__version__}) has no CUDA"
+        )
 
 
 def triton_targets_cuda() -> None:
@@ -43,7 +46,8 @@ def _require_triton():
         raise RuntimeError(
             "torch_accel: torch.compile on the accel CUDA driver generates Triton kernels, and "
             f"triton is not importable ({e}). Install triton, or compile with "
-            "backend='aot_eager'.") from e
+            "backend='aot_eager'."
+        ) from e
 
 
 class AccelSubgraphGpuWrapperCodegen(SubgraphPythonWrapperCodegen):
@@ -55,6 +59,7 @@ class AccelGpuWrapperCodegen(PythonWrapperCodegen):
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
         _require_triton()
         if is_subgraph:
-            return AccelSubgraphGpuWrapperCodegen(subgraph_name, parent_wrapper,
-                                                  partition_signatures)
+            return AccelSubgraphGpuWrapperCodegen(
+                subgraph_name, parent_wrapper, partition_signatures
+            )
         return AccelGpuWrapperCodegen()

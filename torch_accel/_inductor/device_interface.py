@@ -1,4 +1,5 @@
 """The Dynamo/Inductor device interface for accel (what ``torch.cuda`` is to CudaInterface)."""
+
 from typing import Any
 
 import torch
@@ -93,7 +94,8 @@ class AccelInterface(DeviceInterface):
         if not AccelInterface.is_triton_capable(device):
             raise RuntimeError(
                 "accel: Triton code generation needs the CUDA driver on a GPU of compute "
-                "capability 7.0 or newer; the host driver compiles C++ kernels instead")
+                "capability 7.0 or newer; the host driver compiles C++ kernels instead"
+            )
         import triton.backends
 
         if "nvidia" not in triton.backends.backends:

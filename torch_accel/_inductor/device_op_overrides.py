@@ -1,4 +1,5 @@
 """The Python lines Inductor's wrapper emits for accel device and stream management."""
+
 from torch._inductor.codegen.common import DeviceOpOverrides
 
 

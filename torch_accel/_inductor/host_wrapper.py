@@ -12,6 +12,7 @@ done, so later asynchronous launches need no event. Buffers come from
 ``torch.empty_strided(..., device='accel')``, i.e. the accel caching allocator, and extern calls
 (mm, addmm, bmm, fallbacks) dispatch through aten to accel's own kernels.
 """
+
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 from torch._inductor.virtualized import V
 

@@ -1,5 +1,9 @@
 """``torch.accel``: the accel device module, with the API of ``torch.cuda``."""
+
+from . import _utils
+from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .device import (
+    _is_in_bad_fork,
     current_device,
     device,
     device_count,
@@ -13,9 +17,7 @@ from .device import (
     is_initialized,
     set_device,
     synchronize,
-    _is_in_bad_fork,
 )
-from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .memory import (
     empty_cache,
     max_memory_allocated,
@@ -43,6 +45,5 @@ from .random import (
     set_rng_state_all,
 )
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream
-from . import _utils
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["_is_in_bad_fork"]

@@ -1,4 +1,5 @@
 """Device-index parsing, also what torch.serialization asks the device module for."""
+
 import torch
 
 from .. import _C

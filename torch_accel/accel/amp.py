@@ -1,5 +1,6 @@
 """Automatic mixed precision for accel: what ``torch.autocast("accel")`` asks the device
 module (the C++ side registers the AutocastPrivateUse1 policy, the same as CUDA's)."""
+
 import torch
 
 

@@ -1,7 +1,6 @@
 """Devices: count, selection, synchronisation, properties."""
-from dataclasses import dataclass
 
-import torch
+from dataclasses import dataclass
 
 from .. import _C
 from ._utils import _get_device_index

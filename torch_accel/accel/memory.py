@@ -1,4 +1,5 @@
 """The caching allocator from Python: the ``torch.cuda.memory`` functions."""
+
 import collections
 
 import torch
@@ -80,7 +81,8 @@ def memory_summary(device=None) -> str:
         peak = stats.get(f"{key}.peak", 0) / mib
         lines.append(f"{title:<24}{cur:>11.1f} MiB{peak:>10.1f} MiB")
     lines.append(
-        f"device mallocs: {stats.get('num_device_alloc', 0)}, frees: {stats.get('num_device_free', 0)}, "
+        f"device mallocs: {stats.get('num_device_alloc', 0)}, "
+        f"frees: {stats.get('num_device_free', 0)}, "
         f"retries: {stats.get('num_alloc_retries', 0)}, OOMs: {stats.get('num_ooms', 0)}"
     )
     return "\n".join(lines)

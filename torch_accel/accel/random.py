@@ -1,10 +1,9 @@
 """Random number generators of the accel devices (the ``torch.cuda.random`` functions)."""
+
 import torch
 
 from .. import _C
 from ._utils import _get_device_index
-
-
 
 default_generators = tuple(_C._default_generator(i) for i in range(_C._device_count()))
 

@@ -1,4 +1,5 @@
 """Streams and events (``torch.cuda.Stream``/``Event`` semantics, on torch.Stream/Event)."""
+
 import torch
 
 from .. import _C
@@ -25,9 +26,15 @@ class Event(metaclass=_EventMeta):
     """An accel event, with optional timing. Instances are plain ``torch.Event`` objects on the
     accel device, because torch's event methods accept no subclass as their argument."""
 
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return torch.Event(device="accel", enable_timing=enable_timing, blocking=blocking,
-                           interprocess=interprocess)
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
+        return torch.Event(
+            device="accel",
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
 
 
 def _wrap(triple) -> Stream:

@@ -9,10 +9,11 @@ Every op x dtype gets one status:
 ``check_op()`` is shared by ``python -m torch_accel coverage`` (``sweep()``, which writes
 docs/op_coverage.{json,md}) and tests/test_opinfo.py (a fast slice, plus a regression check
 against the checked-in manifest). Ops that need CUDA or are complex-only have no CPU
-float32/bfloat16 support and come out as "skip". One op cannot take the sweep down: exceptions are caught,
-a Python-level hang is cut by a per-sample alarm, and sweep() runs the ops in a worker
-process that is replaced when an op crashes it.
+float32/bfloat16 support and come out as "skip". One op cannot take the sweep down: exceptions
+are caught, a Python-level hang is cut by a per-sample alarm, and sweep() runs the ops in a
+worker process that is replaced when an op crashes it.
 """
+
 import json
 import math
 import os
@@ -37,13 +38,35 @@ SAMPLE_TIMEOUT_S = 60
 # a CPU copy of the input cannot be compared value by value.
 UNCOMPARABLE = {
     "as_strided.partial_views",
-    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
-    "uniform", "rand_like", "randn_like", "randint", "randint_like", "randn", "rand",
-    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
-    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
-    "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
-    "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
-    "nn.functional.fractional_max_pool3d", "nn.functional.multi_head_attention_forward",
+    "bernoulli",
+    "cauchy",
+    "exponential",
+    "geometric",
+    "log_normal",
+    "multinomial",
+    "normal",
+    "uniform",
+    "rand_like",
+    "randn_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "rand",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "empty_permuted",
+    "new_empty",
+    "new_empty_strided",
+    "nn.functional.dropout",
+    "nn.functional.dropout2d",
+    "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout",
+    "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu",
+    "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d",
+    "nn.functional.multi_head_attention_forward",
     "nn.functional.scaled_dot_product_attention",
 }
 
@@ -70,8 +93,11 @@ def considered_ops(names=None) -> list:
 
     ops = []
     for op in op_db:
-        if (op.name in UNCOMPARABLE or op_key(op) in UNCOMPARABLE
-                or op.name.startswith(("sparse.", "to_sparse"))):
+        if (
+            op.name in UNCOMPARABLE
+            or op_key(op) in UNCOMPARABLE
+            or op.name.startswith(("sparse.", "to_sparse"))
+        ):
             continue
         if names and op_key(op) not in names and op.name not in names:
             continue
@@ -94,13 +120,17 @@ def to_cpu(sample):
             return "cpu"  # a device given as a string
         return x
 
-    return SampleInput(tree_map(move, sample.input), args=tree_map(move, sample.args),
-                       kwargs=tree_map(move, sample.kwargs))
+    return SampleInput(
+        tree_map(move, sample.input),
+        args=tree_map(move, sample.args),
+        kwargs=tree_map(move, sample.kwargs),
+    )
 
 
 @contextmanager
 def _alarm(seconds: int):
     """Raises TimeoutError in the main thread after ``seconds`` (no-op elsewhere)."""
+
     def on_alarm(signum, frame):
         raise TimeoutError(f"op ran past {seconds} s")
 
@@ -119,8 +149,12 @@ def _alarm(seconds: int):
 
 def _tolerance(dtype: torch.dtype) -> dict:
     """torch.testing.assert_close's defaults for the dtype (as OpInfo tests use them)."""
-    rtol, atol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
-                  torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7)}.get(dtype, (0, 0))
+    rtol, atol = {
+        torch.float16: (1e-3, 1e-5),
+        torch.bfloat16: (1.6e-2, 1e-5),
+        torch.float32: (1.3e-6, 1e-5),
+        torch.float64: (1e-7, 1e-7),
+    }.get(dtype, (0, 0))
     return dict(rtol=rtol, atol=atol)
 
 
@@ -128,9 +162,11 @@ def _expected_device(sample) -> str:
     """Where the op's outputs belong: the device argument the sample passes, if any (as in
     zeros_like(x, device="cpu")), else accel when a tensor is there, else the CPU (as for
     arange(5))."""
+
     def is_device(x):
-        return isinstance(x, torch.device) or (isinstance(x, str) and (
-            x in ("cpu", DEVICE) or x.startswith(("cpu:", DEVICE + ":"))))
+        return isinstance(x, torch.device) or (
+            isinstance(x, str) and (x in ("cpu", DEVICE) or x.startswith(("cpu:", DEVICE + ":")))
+        )
 
     given = sample.kwargs.get("device")
     if given is None:
@@ -138,8 +174,11 @@ def _expected_device(sample) -> str:
     if given is not None and is_device(given):
         return torch.device(given).type
     leaves, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
-    return DEVICE if any(isinstance(x, torch.Tensor) and x.device.type == DEVICE
-                         for x in leaves) else "cpu"
+    return (
+        DEVICE
+        if any(isinstance(x, torch.Tensor) and x.device.type == DEVICE for x in leaves)
+        else "cpu"
+    )
 
 
 def _compare(actual, expected, dtype: torch.dtype, device: str) -> None:
@@ -158,15 +197,17 @@ def _compare(actual, expected, dtype: torch.dtype, device: str) -> None:
             tol = _tolerance(e.dtype if e.is_floating_point() else dtype)
             torch.testing.assert_close(a.cpu(), e, equal_nan=True, **tol)
         elif isinstance(e, float) and isinstance(a, float):
-            if not (a == e or (math.isnan(a) and math.isnan(e))
-                    or abs(a - e) <= 1e-5 + 1e-5 * abs(e)):
+            if not (
+                a == e or (math.isnan(a) and math.isnan(e)) or abs(a - e) <= 1e-5 + 1e-5 * abs(e)
+            ):
                 raise AssertionError(f"{a} != CPU's {e}")
         elif a != e:
             raise AssertionError(f"{a!r} != CPU's {e!r}")
 
 
-def check_op(op, dtype: torch.dtype, max_samples: int = 0,
-             timeout_s: int = SAMPLE_TIMEOUT_S) -> dict:
+def check_op(
+    op, dtype: torch.dtype, max_samples: int = 0, timeout_s: int = SAMPLE_TIMEOUT_S
+) -> dict:
     """Runs up to ``max_samples`` (0: all) OpInfo samples of ``op`` on accel and CPU.
     Returns {"status", "samples" (compared), "fallback" ({op: calls}), "error"}."""
     result = {"status": "skip", "samples": 0, "fallback": {}, "error": ""}
@@ -231,8 +272,9 @@ def _describe(e: Exception, sample: int) -> str:
     return f"sample {sample}: {type(e).__name__}: " + " ".join([lines[0][:300]] + detail)
 
 
-def sweep(dtypes, max_samples: int = 0, names="", progress: bool = False,
-          item_timeout_s: int = 900):
+def sweep(
+    dtypes, max_samples: int = 0, names="", progress: bool = False, item_timeout_s: int = 900
+):
     """{op_key: {dtype_name: check_op result}} for every considered op, and the seconds.
 
     The ops run in a worker process, so an op that crashes the interpreter (a segfault)
@@ -245,8 +287,12 @@ def sweep(dtypes, max_samples: int = 0, names="", progress: bool = False,
         running, finished = _run_worker(pending, max_samples, item_timeout_s, results, progress)
         if running:  # the worker died or hung in it
             key, d = running
-            results.setdefault(key, {})[d] = {"status": "fail", "samples": 0, "fallback": {},
-                                              "error": finished}
+            results.setdefault(key, {})[d] = {
+                "status": "fail",
+                "samples": 0,
+                "fallback": {},
+                "error": finished,
+            }
             if progress:
                 print(f"{key:45s} {d:9s} fail     {finished}", flush=True)
         pending = [(k, d) for k, d in pending if d not in results.get(k, {})]
@@ -257,8 +303,11 @@ def _run_worker(items, max_samples, item_timeout_s, results, progress):
     """Runs ``items`` in one worker process, filling ``results``. Returns (the item it was
     running when it died or hung, why) or (None, "")."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from torch_accel.coverage import _worker; _worker()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        [sys.executable, "-c", "from torch_accel.devtools.coverage import _worker; _worker()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     proc.stdin.write(json.dumps({"items": items, "samples": max_samples}).encode())
     proc.stdin.close()
     running, buf, fd = None, b"", proc.stdout.fileno()
@@ -280,8 +329,10 @@ def _run_worker(items, max_samples, item_timeout_s, results, progress):
                     running = None
                     results.setdefault(msg["key"], {})[msg["dtype"]] = r = msg["result"]
                     if progress:
-                        print(f"{msg['key']:45s} {msg['dtype']:9s} {r['status']:8s} "
-                              f"{r['error']}", flush=True)
+                        print(
+                            f"{msg['key']:45s} {msg['dtype']:9s} {r['status']:8s} {r['error']}",
+                            flush=True,
+                        )
     finally:
         rc = proc.wait()
     return running, f"the process died (exit status {rc})"
@@ -300,6 +351,10 @@ def _worker():
         print(json.dumps({"key": key, "dtype": d, "result": result}), flush=True)
 
 
+def _percent(n: int, total: int) -> float:
+    return round(100.0 * n / total, 1) if total else 0.0
+
+
 def totals(results: dict) -> dict:
     """Per dtype: the count of each status, and % passing / % native of considered ops
     (considered = not skipped)."""
@@ -311,10 +366,12 @@ def totals(results: dict) -> dict:
             if d in row:
                 counts[row[d]["status"]] += 1
         considered = counts["native"] + counts["fallback"] + counts["fail"]
-        pct = (lambda n: round(100.0 * n / considered, 1)) if considered else (lambda n: 0.0)
-        out[d] = dict(counts, considered=considered,
-                      passing_pct=pct(counts["native"] + counts["fallback"]),
-                      native_pct=pct(counts["native"]))
+        out[d] = dict(
+            counts,
+            considered=considered,
+            passing_pct=_percent(counts["native"] + counts["fallback"], considered),
+            native_pct=_percent(counts["native"], considered),
+        )
     return out
 
 
@@ -324,9 +381,12 @@ def write_report(results: dict, out_dir: str, max_samples: int, seconds: float) 
     tot = totals(results)
     doc = {
         "about": "OpInfo conformance of accel vs CPU (python -m torch_accel coverage)",
-        "torch": torch.__version__, "driver": torch_accel.driver(),
-        "samples_per_op": max_samples or "all", "seconds": round(seconds, 1),
-        "totals": tot, "ops": dict(sorted(results.items())),
+        "torch": torch.__version__,
+        "driver": torch_accel.driver(),
+        "samples_per_op": max_samples or "all",
+        "seconds": round(seconds, 1),
+        "totals": tot,
+        "ops": dict(sorted(results.items())),
     }
     with open(os.path.join(out_dir, "op_coverage.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -335,32 +395,46 @@ def write_report(results: dict, out_dir: str, max_samples: int, seconds: float) 
     summary = "\n".join(
         f"{d}: {t['passing_pct']}% passing ({t['native']} native + {t['fallback']} fallback), "
         f"{t['native_pct']}% native, {t['fail']} fail of {t['considered']} considered "
-        f"({t['skip']} skipped)" for d, t in tot.items())
+        f"({t['skip']} skipped)"
+        for d, t in tot.items()
+    )
     lines = [
-        "# Op coverage (OpInfo)", "",
+        "# Op coverage (OpInfo)",
+        "",
         "Generated by `python -m torch_accel coverage` (`make coverage`): PyTorch's OpInfo "
         "samples run on accel and on CPU and compared with torch.testing's default "
-        "tolerances for the dtype.", "",
+        "tolerances for the dtype.",
+        "",
         f"torch {torch.__version__}, driver `{torch_accel.driver()}`, "
-        f"samples per op: {max_samples or 'all'}, sweep time {seconds:.0f} s.", "",
+        f"samples per op: {max_samples or 'all'}, sweep time {seconds:.0f} s.",
+        "",
         "**native**: matches CPU with no CPU fallback; **fallback**: matches CPU through the "
         "counted CPU fallback; **fail**: error or mismatch on accel; **skip**: CPU does not "
-        "run it. Percentages are of considered (not skipped) ops.", "",
+        "run it. Percentages are of considered (not skipped) ops.",
+        "",
         "| dtype | native | fallback | fail | skip | % passing | % native |",
         "|---|---|---|---|---|---|---|",
     ]
     for d, t in tot.items():
-        lines.append(f"| {d} | {t['native']} | {t['fallback']} | {t['fail']} | {t['skip']} "
-                     f"| {t['passing_pct']} | {t['native_pct']} |")
-    lines += ["", "| op | " + " | ".join(dtypes) + " |",
-              "|---|" + "---|" * len(dtypes)]
+        lines.append(
+            f"| {d} | {t['native']} | {t['fallback']} | {t['fail']} | {t['skip']} "
+            f"| {t['passing_pct']} | {t['native_pct']} |"
+        )
+    lines += ["", "| op | " + " | ".join(dtypes) + " |", "|---|" + "---|" * len(dtypes)]
     for key, row in sorted(results.items()):
         cells = []
         for d in dtypes:
             r = row.get(d)
-            cells.append("" if r is None else r["status"]
-                         + (f" ({', '.join(r['fallback'])})" if r["status"] == "fallback"
-                            and len(r["fallback"]) <= 3 else ""))
+            cells.append(
+                ""
+                if r is None
+                else r["status"]
+                + (
+                    f" ({', '.join(r['fallback'])})"
+                    if r["status"] == "fallback" and len(r["fallback"]) <= 3
+                    else ""
+                )
+            )
         lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
     with open(os.path.join(out_dir, "op_coverage.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

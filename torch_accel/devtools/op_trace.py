@@ -1,15 +1,16 @@
 """The aten ops of one LoRA training step, and which of them accel does not run natively.
 
-The step is the workload the project promises to run with no CPU fallback: a small
-Llama-style causal LM (transformers, random init) with LoRA adapters (peft) on every
-projection, the causal-LM loss, backward, ``clip_grad_norm_`` and an AdamW step. It is run
-in float32 and under bfloat16 autocast (no GradScaler: bf16 has float32's range).
+The step is the workload the project promises to run with no CPU fallback: the demo model
+(lora_model.py, at a fixed size), the causal-LM loss, backward, ``clip_grad_norm_`` and an
+AdamW step. It is run in float32 and under bfloat16 autocast (no GradScaler: bf16 has
+float32's range).
 
 ``trace_ops()`` records, per mode, every aten overload the step dispatches on CPU.
 ``not_native_ops()`` lists the traced ops that reach the CPU fallback (or fail) on accel;
 ``run_on_accel()`` runs the step on accel and CPU and reports the ops that fell back.
 ``python -m torch_accel trace`` writes the trace to a JSON file (tests/traced_ops.json).
 """
+
 import collections
 import contextlib
 import copy
@@ -19,28 +20,26 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
+from .lora_model import LORA_TARGETS, llama_config, lora_config
+
 MODES = ("float32", "bfloat16")
 
-# Eager attention: with "sdpa" a CPU trace records CPU-only fused kernels
-# (_scaled_dot_product_flash_attention_for_cpu) that say nothing about another device.
-MODEL_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                    num_key_value_heads=4, vocab_size=256, intermediate_size=128,
-                    max_position_embeddings=64)
-LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+MODEL_CONFIG = llama_config(vocab_size=256, hidden=64, layers=2, max_positions=64)
+LORA_RANK = 8
 BATCH, SEQ = 2, 16
 
 
 def build_lora_model(seed: int = 0) -> torch.nn.Module:
     """The LoRA-wrapped causal LM on CPU, deterministic for a seed."""
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     config = LlamaConfig(**MODEL_CONFIG)
+    # Eager attention: with "sdpa" a CPU trace records CPU-only fused kernels
+    # (_scaled_dot_product_flash_attention_for_cpu) that say nothing about another device.
     config._attn_implementation = "eager"
-    model = LlamaForCausalLM(config)
-    model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0,
-                                             target_modules=LORA_TARGETS))
+    model = get_peft_model(LlamaForCausalLM(config), lora_config(LORA_RANK))
     # peft starts lora_B at zero; perturb it so the first step's loss and gradients
     # exercise the adapter path, not only the frozen base weights.
     with torch.no_grad():
@@ -55,16 +54,19 @@ def make_batch(seed: int = 1) -> torch.Tensor:
     return torch.randint(0, MODEL_CONFIG["vocab_size"], (BATCH, SEQ), generator=g)
 
 
-def training_step(model: torch.nn.Module, input_ids: torch.Tensor, mode: str,
-                  device: str) -> tuple[float, float]:
+def training_step(
+    model: torch.nn.Module, input_ids: torch.Tensor, mode: str, device: str
+) -> tuple[float, float]:
     """One step of ``model`` (already on ``device``; it is updated); returns the loss
     before the step and the loss of a forward pass after it (which checks the update)."""
     model.train()
     input_ids = input_ids.to(device)
     # foreach=True: what AdamW picks by itself on accel (a foreach device); CPU would
     # otherwise trace the per-parameter loop.
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2,
-                            foreach=True)
+    opt = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=1e-2, foreach=True
+    )
+
     def autocast():
         if mode == "float32":
             return contextlib.nullcontext()
@@ -106,7 +108,7 @@ def _copy_tensor(x, device="cpu"):
 
 
 def op_name(func) -> str:
-    """"aten::add.Tensor", "aten::mm" (the form fallback_counts() uses too)."""
+    """ "aten::add.Tensor", "aten::mm" (the form fallback_counts() uses too)."""
     schema = func._schema
     return schema.name + ("." + schema.overload_name if schema.overload_name else "")
 
@@ -188,7 +190,10 @@ def write_trace(path: str) -> tuple[dict, dict]:
     doc = {
         "about": "aten ops of one LoRA training step on CPU (python -m torch_accel trace)",
         "torch": torch.__version__,
-        "model": MODEL_CONFIG, "lora_targets": LORA_TARGETS, "batch": [BATCH, SEQ],
+        "model": MODEL_CONFIG,
+        "lora_rank": LORA_RANK,
+        "lora_targets": LORA_TARGETS,
+        "batch": [BATCH, SEQ],
         "modes": list(MODES),
         "ops": ops,
     }
