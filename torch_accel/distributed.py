@@ -14,7 +14,7 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["BACKEND", "staging_stats"]
+__all__ = ["BACKEND", "bf16_compression_hook", "staging_stats"]
 
 #: The name of the backend, for ``init_process_group(backend=...)``.
 BACKEND = "accl"
@@ -26,6 +26,15 @@ def _create_backend(store, rank, world_size, timeout):
     # apart from what the accl backend keeps in the store.
     gloo = dist.ProcessGroupGloo(dist.PrefixStore("accl-gloo/", store), rank, world_size, timeout)
     return _C.ProcessGroupAccel(store, gloo, rank, world_size, timeout)
+
+
+def bf16_compression_hook(process_group, bucket):
+    """DDP's bf16 gradient compression hook (torch's bf16_compress_hook), under a name that
+    DDP accepts on accel: DDP refuses that hook by its name unless torch was built with CUDA
+    and NCCL (or XPU), though the hook itself works on any device. ``ddp.register_comm_hook(group, bf16_compression_hook)``."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    return default_hooks.bf16_compress_hook(process_group, bucket)
 
 
 def staging_stats() -> dict:

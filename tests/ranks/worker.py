@@ -615,8 +615,9 @@ def ddp(check):
 
     @check("ddp_bf16_compress_hook")
     def _():
-        model = train(DDP(mlp().to(DEVICE), device_ids=[LOCAL]), 3,
-                      default_hooks.bf16_compress_hook)
+        from torch_accel.distributed import bf16_compression_hook
+
+        model = train(DDP(mlp().to(DEVICE), device_ids=[LOCAL]), 3, bf16_compression_hook)
         for p, q in zip(model.module.parameters(), ref.parameters()):
             close(p, q, "bf16 compression hook", rtol=2e-2, atol=2e-3)
         torch.nn.Module.zero_grad(model)
@@ -697,7 +698,7 @@ def torchrun(check):
     @check("env_and_all_reduce")
     def _():
         assert dist.get_world_size() == WORLD and dist.get_rank() == RANK
-        assert dist.get_backend() == "accl"
+        assert dist.get_backend_config() == "accel:accl", dist.get_backend_config()
         t = torch.full((4,), float(RANK + 1), device=DEVICE)
         dist.all_reduce(t)
         same(t, torch.full((4,), float(sum(range(1, WORLD + 1)))))
