@@ -709,6 +709,12 @@ def torchrun(check):
     dist.destroy_process_group()
 
 
+@scenario
+def devices_and_teardown(check):
+    wrong_device(check)
+    destroy(check)
+
+
 def write(report, path):
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
