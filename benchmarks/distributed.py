@@ -13,7 +13,6 @@ Bus bandwidth is NCCL's convention: bytes * 2 (n - 1) / n / time. Medians over r
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,21 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import write_result  # noqa: E402
+from common import median_seconds, write_result  # noqa: E402
 from ranks.launch import base_env, free_port  # noqa: E402
-
-
-def _median_time(fn, sync, repeats, inner):
-    fn()
-    sync()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
 
 
 def rank_all_reduce(max_mib):
@@ -66,8 +52,8 @@ def rank_all_reduce(max_mib):
         acc = torch.zeros(n, device=device)
         # Each side is timed to completion: gloo on CPU tensors returns when done; accel
         # waits for its stream.
-        t_cpu = _median_time(lambda: dist.all_reduce(cpu), lambda: None, repeats, inner)
-        t_acc = _median_time(lambda: dist.all_reduce(acc), torch.accel.synchronize, repeats, inner)
+        t_cpu = median_seconds(lambda: dist.all_reduce(cpu), repeats, inner)
+        t_acc = median_seconds(lambda: dist.all_reduce(acc), repeats, inner, torch.accel.synchronize)
         factor = 2 * (world - 1) / world if world > 1 else 1.0  # algorithm bandwidth alone
         rows.append({"bytes": size, "gloo_cpu_busbw_gbps": size * factor / t_cpu / 1e9,
                      "accel_busbw_gbps": size * factor / t_acc / 1e9,

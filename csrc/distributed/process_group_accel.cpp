@@ -403,28 +403,41 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::allgather_into_tensor_coalesce
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   const bool coalesced = inputs.size() != 1;
-  const Collective collective =
-      coalesced ? Collective::AllGatherIntoTensorCoalesced : Collective::AllGatherIntoTensor;
+  return tensorPairs(
+      OpKind::AllGather,
+      coalesced ? Collective::AllGatherIntoTensorCoalesced : Collective::AllGatherIntoTensor,
+      coalesced ? c10d::OpType::COALESCED : c10d::OpType::_ALLGATHER_BASE, outputs, inputs,
+      std::nullopt);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::tensorPairs(
+    OpKind kind, Collective collective, c10d::OpType type, std::vector<at::Tensor>& outputs,
+    std::vector<at::Tensor>& inputs, const std::optional<c10d::ReduceOp>& reduce) {
   std::vector<at::Tensor> tensors(outputs);
   tensors.insert(tensors.end(), inputs.begin(), inputs.end());
-  Call call(*this, collective,
-            coalesced ? c10d::OpType::COALESCED : c10d::OpType::_ALLGATHER_BASE, kCollectiveLane,
-            tensors);
+  Call call(*this, collective, type, kCollectiveLane, tensors);
   TORCH_CHECK_VALUE(outputs.size() == inputs.size(), "accl ", call.name, ": ", outputs.size(),
                     " outputs for ", inputs.size(), " inputs");
+  const bool gather = kind == OpKind::AllGather;
   Batch& b = call.batch();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& in = inputs[i];
     const at::Tensor& out = outputs[i];
     checkSame(call.name, in, out, "input and output");
-    TORCH_CHECK_VALUE(out.numel() == in.numel() * call.world(), "accl ", call.name,
-                      ": the output must have world size (", call.world(), ") times the ",
-                      in.numel(), " elements of the input, got ", out.numel());
+    if (reduce) checkReduceOp(call.name, *reduce, out.scalar_type());
+    const at::Tensor& one = gather ? in : out;  // what each rank contributes or keeps
+    const at::Tensor& all = gather ? out : in;
+    TORCH_CHECK_VALUE(all.numel() == one.numel() * call.world(), "accl ", call.name, ": the ",
+                      gather ? "output" : "input", " must have world size (", call.world(),
+                      ") times the ", one.numel(), " elements of the ",
+                      gather ? "input" : "output", ", got ", all.numel());
     Op op;
-    op.kind = OpKind::AllGather;
+    op.kind = kind;
     op.input = in;
     op.output = out;
-    b.fingerprint.add(collective, in.scalar_type(), in.sizes());
+    if (reduce) op.reduce = *reduce;
+    b.fingerprint.add(collective, one.scalar_type(), one.sizes(), -1,
+                      reduce ? reduceCode(*reduce) : -1);
     b.ops.push_back(std::move(op));
     b.outputs.push_back(out);
   }
@@ -535,35 +548,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::reduce_scatter_tensor_coalesce
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   const bool coalesced = inputs.size() != 1;
-  const Collective collective =
-      coalesced ? Collective::ReduceScatterTensorCoalesced : Collective::ReduceScatterTensor;
-  std::vector<at::Tensor> tensors(outputs);
-  tensors.insert(tensors.end(), inputs.begin(), inputs.end());
-  Call call(*this, collective,
-            coalesced ? c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED
-                      : c10d::OpType::_REDUCE_SCATTER_BASE,
-            kCollectiveLane, tensors);
-  TORCH_CHECK_VALUE(outputs.size() == inputs.size(), "accl ", call.name, ": ", outputs.size(),
-                    " outputs for ", inputs.size(), " inputs");
-  Batch& b = call.batch();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const at::Tensor& in = inputs[i];
-    const at::Tensor& out = outputs[i];
-    checkSame(call.name, in, out, "input and output");
-    checkReduceOp(call.name, opts.reduceOp, out.scalar_type());
-    TORCH_CHECK_VALUE(in.numel() == out.numel() * call.world(), "accl ", call.name,
-                      ": the input must have world size (", call.world(), ") times the ",
-                      out.numel(), " elements of the output, got ", in.numel());
-    Op op;
-    op.kind = OpKind::ReduceScatter;
-    op.input = in;
-    op.output = out;
-    op.reduce = opts.reduceOp;
-    b.fingerprint.add(collective, out.scalar_type(), out.sizes(), -1, reduceCode(opts.reduceOp));
-    b.ops.push_back(std::move(op));
-    b.outputs.push_back(out);
-  }
-  return call.finish();
+  return tensorPairs(
+      OpKind::ReduceScatter,
+      coalesced ? Collective::ReduceScatterTensorCoalesced : Collective::ReduceScatterTensor,
+      coalesced ? c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED
+                : c10d::OpType::_REDUCE_SCATTER_BASE,
+      outputs, inputs, opts.reduceOp);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::alltoall_base(

@@ -113,6 +113,12 @@ class ProcessGroupAccel final : public c10d::Backend {
                                  std::optional<at::Device> requested, const char* name);
   c10::Stream laneStream(Lane lane);
   c10::intrusive_ptr<Work> submit(Batch& batch);
+  // all_gather_into_tensor / reduce_scatter_tensor, alone or coalesced: one flat op per
+  // (output, input) pair, whose larger side has world-size times the other's elements.
+  c10::intrusive_ptr<c10d::Work> tensorPairs(OpKind kind, Collective collective,
+                                             c10d::OpType type, std::vector<at::Tensor>& outputs,
+                                             std::vector<at::Tensor>& inputs,
+                                             const std::optional<c10d::ReduceOp>& reduce);
   std::string groupName() const;
 
   const std::chrono::milliseconds timeout_;
