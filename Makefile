@@ -29,6 +29,10 @@ $(VENV)/.deps: requirements.txt | $(PY)
 	@if command -v nvcc >/dev/null && ! ls $$(dirname $$(readlink -f $$(command -v nvcc)))/../include/cublas_v2.h >/dev/null 2>&1 \
 	   && ! ls /usr/local/cuda*/include/cublas_v2.h >/dev/null 2>&1; then \
 	  $(PIP) install -q nvidia-cublas || echo "note: no cuBLAS headers; the CUDA plugin will be skipped"; fi
+	@# The NCCL plugin likewise, with NCCL's headers from the nvidia-nccl-cu13 wheel.
+	@if command -v nvcc >/dev/null && ! ls $$(dirname $$(readlink -f $$(command -v nvcc)))/../include/nccl.h >/dev/null 2>&1 \
+	   && ! ls /usr/local/cuda*/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then \
+	  $(PIP) install -q nvidia-nccl-cu13 || echo "note: no NCCL headers; the NCCL plugin will be skipped"; fi
 	touch $@
 
 build: sysdeps $(VENV)/.deps

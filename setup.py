@@ -59,12 +59,13 @@ class CMakeBuild(build_ext):
         if self.inplace or getattr(self, "editable_mode", False):
             out_dirs.add(os.path.join(ROOT, "torch_accel"))
         ext_file = os.path.basename(self.get_ext_filename(ext.name))
-        plugin = os.path.join(build_dir, "libaccel_cuda.so")
+        plugins = [os.path.join(build_dir, f) for f in ("libaccel_cuda.so", "libaccel_nccl.so")]
         for out_dir in out_dirs:
             os.makedirs(out_dir, exist_ok=True)
             shutil.copy2(os.path.join(build_dir, "_C.so"), os.path.join(out_dir, ext_file))
-            if os.path.exists(plugin):
-                shutil.copy2(plugin, os.path.join(out_dir, "libaccel_cuda.so"))
+            for plugin in plugins:
+                if os.path.exists(plugin):
+                    shutil.copy2(plugin, os.path.join(out_dir, os.path.basename(plugin)))
 
 
 setup(

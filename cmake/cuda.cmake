@@ -69,3 +69,26 @@ target_link_libraries(accel_cuda PRIVATE CUDA::cudart ${ACCEL_CUBLAS_LIBRARY}
 # The plugin is dlopen-ed RTLD_LOCAL: any symbol it expects from the extension would fail at
 # load time on the GPU machine, so make that a link error here instead.
 target_link_options(accel_cuda PRIVATE -Wl,--no-undefined)
+
+# The NCCL plugin, libaccel_nccl.so: csrc/comm/nccl (comm::Communicator over NCCL), loaded by
+# the comm layer with dlopen when a process group is created on the cuda driver. NCCL comes
+# from the toolkit, ACCEL_NCCL_ROOT, or the `nvidia-nccl-cu13` wheel (the Makefile installs it
+# when nvcc is present; torch's CUDA builds depend on it anyway).
+set(ACCEL_NCCL_ROOT "$ENV{NCCL_ROOT}" CACHE PATH "Where NCCL's include/ and lib/ are")
+find_path(ACCEL_NCCL_INCLUDE_DIR nccl.h
+          HINTS ${ACCEL_NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} ${_accel_wheel_dirs}
+          PATH_SUFFIXES include)
+find_library(ACCEL_NCCL_LIBRARY NAMES nccl libnccl.so.2
+             HINTS ${ACCEL_NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${_accel_wheel_dirs}
+             PATH_SUFFIXES lib lib64)
+if(NOT ACCEL_NCCL_INCLUDE_DIR OR NOT ACCEL_NCCL_LIBRARY)
+  message(STATUS "accel: NCCL not found (pip install nvidia-nccl-cu13), "
+                 "the NCCL plugin is not built")
+  return()
+endif()
+message(STATUS "accel: NCCL plugin with NCCL from ${ACCEL_NCCL_INCLUDE_DIR}")
+file(GLOB ACCEL_NCCL_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/csrc/comm/nccl/*.cpp)
+add_library(accel_nccl SHARED ${ACCEL_NCCL_SRC})
+target_include_directories(accel_nccl PRIVATE ${ACCEL_NCCL_INCLUDE_DIR})
+target_link_libraries(accel_nccl PRIVATE CUDA::cudart ${ACCEL_NCCL_LIBRARY})
+target_link_options(accel_nccl PRIVATE -Wl,--no-undefined)

@@ -3,12 +3,18 @@
     python examples/lora_finetune.py                      # small Llama, generated task, accel
     python examples/lora_finetune.py --device cpu --steps 50
     python examples/lora_finetune.py --model DIR --data notes.txt --bf16
+    torchrun --nproc-per-node 2 examples/lora_finetune.py          # DDP over 2 accel devices
+    torchrun --nproc-per-node 2 examples/lora_finetune.py --fsdp   # FSDP2 instead
 
 Without --model it builds a small Llama-style model from a config (random init, nothing is
 downloaded). Without --data it trains on a generated task where learning is visible: each
 sequence walks a fixed, secret permutation of letters, so the next letter is a function of the
 current one. The base model is frozen; only the LoRA adapters on the attention and MLP
 projections learn the permutation, and the script reports how often they predict it.
+
+Under torchrun each rank trains on its share of every global batch (--batch-size rows in
+all), so the losses are those of the single-process run; rank 0 alone writes the adapter, the
+plots and the summary.
 """
 
 import argparse
@@ -133,6 +139,67 @@ def load_tokenizer(args):
         raise UsageError(f"--model {args.model}: has no usable tokenizer ({e})") from e
 
 
+# --- distributed (torchrun) --------------------------------------------------------------
+
+
+@dataclass
+class Ranks:
+    """This process's place in a torchrun job (rank 0 of 1 without torchrun)."""
+
+    rank: int = 0
+    world: int = 1
+    local: int = 0
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def init_ranks(args, device: torch.device) -> tuple:
+    """Joins the torchrun job, if any: (ranks, the device of this rank)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return Ranks(), device
+    import torch.distributed as dist
+
+    if args.batch_size % world:
+        raise UsageError(f"--batch-size {args.batch_size}: must divide by the {world} ranks")
+    ranks = Ranks(int(os.environ["RANK"]), world, int(os.environ.get("LOCAL_RANK", "0")))
+    if device.type == "accel":
+        device = torch.device("accel", ranks.local)
+        torch.accel.set_device(device)
+        dist.init_process_group(device_id=device)  # the accel device's backend, accl
+    else:
+        dist.init_process_group("gloo")
+    return ranks, device
+
+
+def wrap_for_ranks(args, model, ranks: Ranks, device: torch.device):
+    """DDP (or FSDP2's fully_shard with --fsdp) over the ranks; the model itself alone."""
+    if ranks.world == 1:
+        return model
+    if args.fsdp:
+        from torch.distributed.fsdp import fully_shard
+
+        for layer in model.base_model.model.model.layers:
+            fully_shard(layer)
+        return fully_shard(model)
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    return DDP(model, device_ids=[device.index] if device.type == "accel" else None)
+
+
+def mean_over_ranks(value: torch.Tensor, ranks: Ranks) -> torch.Tensor:
+    """The mean over the ranks (equal shares, so the loss of the whole global batch)."""
+    if ranks.world == 1:
+        return value
+    import torch.distributed as dist
+
+    total = value.detach().clone()
+    dist.all_reduce(total)
+    return total / ranks.world
+
+
 # --- training ---------------------------------------------------------------------------
 
 
@@ -182,9 +249,13 @@ def eval_metrics(model, batch: torch.Tensor, device: torch.device, dtype) -> tup
     return out.loss.float().item(), accuracy.item()
 
 
-def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> Result:
-    """Trains the LoRA adapters for args.steps steps; batches come from data in a fixed order."""
+def train(
+    args, model, data: torch.Tensor, device: torch.device, log=print, ranks: Ranks = Ranks()
+) -> Result:
+    """Trains the LoRA adapters for args.steps steps; batches come from data in a fixed order
+    (each rank takes its share of every batch)."""
     model.to(device)
+    model = wrap_for_ranks(args, model, ranks, device)
     dtype = autocast_dtype(args)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
@@ -203,11 +274,11 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
     losses, memory, step_peaks = [], [], []
     tokens = 0
     peak = 0
-    progress = make_progress(args.steps, log)
+    progress = make_progress(args.steps, log) if ranks.main else (lambda **_: None)
     start = time.perf_counter()
     for step in range(args.steps):
         idx = torch.arange(step * args.batch_size, (step + 1) * args.batch_size) % len(train_rows)
-        batch = train_rows[idx].to(device)
+        batch = train_rows[idx[ranks.rank :: ranks.world]].to(device)
         with autocast(device, dtype):
             loss = model(input_ids=batch, labels=batch).loss
         scaler.scale(loss).backward()
@@ -216,8 +287,8 @@ def train(args, model, data: torch.Tensor, device: torch.device, log=print) -> R
         scaler.step(opt)
         scaler.update()
         opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())  # synchronises, so the timing below is honest
-        tokens += batch.numel()
+        losses.append(mean_over_ranks(loss, ranks).item())  # synchronises: honest timing
+        tokens += batch.numel() * ranks.world
         memory.append(torch.accel.memory_allocated() if is_accel else 0)
         step_peaks.append(torch.accel.max_memory_allocated() if is_accel else 0)
         peak = max(peak, step_peaks[-1])
@@ -259,12 +330,24 @@ def make_progress(total: int, log):
         return update
 
 
-def round_trip_adapter(args, model, vocab_size, eval_batch, device, out_dir) -> float:
-    """Saves the adapter, loads it onto a fresh base model, returns that model's eval loss."""
+def round_trip_adapter(
+    args, model, vocab_size, eval_batch, device, out_dir, ranks: Ranks = Ranks()
+) -> float:
+    """Saves the adapter, loads it onto a fresh base model, returns that model's eval loss
+    (rank 0 only; NaN on the other ranks)."""
     from peft import PeftModel
 
+    state = None
+    if args.fsdp and ranks.world > 1:  # every rank gathers the sharded LoRA weights
+        state = {
+            k: v.full_tensor() if hasattr(v, "full_tensor") else v
+            for k, v in model.state_dict().items()
+            if "lora_" in k
+        }
+    if not ranks.main:
+        return math.nan
     adapter_dir = os.path.join(out_dir, "adapter")
-    model.save_pretrained(adapter_dir)
+    model.save_pretrained(adapter_dir, state_dict=state)
     fresh = build_base(args, vocab_size)
     reloaded = PeftModel.from_pretrained(fresh, adapter_dir).to(device)
     return eval_metrics(reloaded, eval_batch, device, autocast_dtype(args))[0]
@@ -344,6 +427,11 @@ def parse_args(argv=None):
     p.add_argument(
         "--compile", action="store_true", help="torch.compile the model and the optimizer step"
     )
+    p.add_argument(
+        "--fsdp",
+        action="store_true",
+        help="under torchrun: shard the model with FSDP2 instead of DDP",
+    )
     p.add_argument("--out", default="lora-out", help="folder for the adapter, plots and summary")
     return p.parse_args(argv)
 
@@ -352,6 +440,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         device = check_device(args.device)
+        ranks, device = init_ranks(args, device)
         if args.model:
             tokenizer = load_tokenizer(args)
         if args.data:
@@ -366,9 +455,9 @@ def main(argv=None) -> int:
         if args.compile:
             model = torch.compile(model)
         os.makedirs(args.out, exist_ok=True)
-        result = train(args, model, data, device)
+        result = train(args, model, data, device, ranks=ranks)
         eval_batch = data[-args.batch_size :].to(device)
-        reloaded_loss = round_trip_adapter(args, model, vocab, eval_batch, device, args.out)
+        reloaded_loss = round_trip_adapter(args, model, vocab, eval_batch, device, args.out, ranks)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -380,6 +469,12 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 3
+    if ranks.world > 1:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()
+    if not ranks.main:
+        return 0
     plots = write_plots(result, args.out, device)
     drop = 1 - result.losses[-1] / result.losses[0]
     summary = {
@@ -395,6 +490,9 @@ def main(argv=None) -> int:
         "peak_memory_bytes": result.peak_memory,
         "fallback_calls": result.fallback_calls,
         "plots": plots,
+        "losses": result.losses,
+        "ranks": ranks.world,
+        "parallel": ("fsdp" if args.fsdp else "ddp") if ranks.world > 1 else None,
     }
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)

@@ -13,8 +13,8 @@ from conftest import ROOT
 
 CSRC = os.path.join(ROOT, "csrc")
 # Bottom up; a layer may include itself and the layers before it.
-ORDER = ["runtime", "kernels", "allocator", "core", "aten", "python"]
-TORCH_FREE = {"runtime", "kernels", "allocator"}
+ORDER = ["runtime", "kernels", "allocator", "comm", "core", "distributed", "aten", "python"]
+TORCH_FREE = {"runtime", "kernels", "allocator", "comm"}
 ALLOWED_TORCH = re.compile(r"^(torch/headeronly/|c10/util/(Half|BFloat16)\.h$)")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".in")

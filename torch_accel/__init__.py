@@ -52,6 +52,8 @@ def _install_compile_hook():
 
 _install_compile_hook()
 
+from . import distributed  # noqa: E402, F401  registers the accl c10d backend for accel
+
 
 def driver() -> str:
     """The driver behind the accel devices: ``"host"`` or ``"cuda"``."""

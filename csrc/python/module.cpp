@@ -81,6 +81,7 @@ py::dict fallbackStatsDict() {
 }  // namespace
 
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
+void registerDistributed(py::module& m);      // distributed_bindings.cpp
 
 }  // namespace accel
 
@@ -162,4 +163,5 @@ PYBIND11_MODULE(_C, m) {
   });
 
   registerInductorSupport(m);
+  registerDistributed(m);
 }

@@ -1,33 +1,16 @@
 #include "runtime/cuda_plugin.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <string>
 
 #include "runtime/fork.h"
+#include "runtime/plugin_path.h"
 
 namespace accel::rt {
 namespace {
 
 constexpr const char* kPluginFile = "libaccel_cuda.so";
-
-// The plugin is installed next to the binary that holds this code (_C.so in the wheel, the
-// test executable in a build tree), so find that binary's directory through a local symbol.
-std::string pluginPath() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&pluginPath), &info) == 0 || info.dli_fname == nullptr) {
-    return kPluginFile;
-  }
-  std::string self = info.dli_fname;
-  const auto slash = self.rfind('/');
-  return slash == std::string::npos ? kPluginFile : self.substr(0, slash + 1) + kPluginFile;
-}
-
-bool fileExists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 struct Plugin {
   void* handle = nullptr;
@@ -37,7 +20,7 @@ struct Plugin {
 
 Plugin load() {
   Plugin p;
-  const std::string path = pluginPath();
+  const std::string path = pluginPath(kPluginFile);
   if (!fileExists(path)) {
     p.status = "the CUDA plugin was not built (" + path + " does not exist)";
     return p;
@@ -76,7 +59,7 @@ const Plugin& plugin() {
 
 Driver* cudaPluginDriver() { return plugin().driver; }
 
-bool cudaPluginBuilt() { return fileExists(pluginPath()); }
+bool cudaPluginBuilt() { return fileExists(pluginPath(kPluginFile)); }
 
 std::string cudaPluginStatus() { return plugin().status; }
 
