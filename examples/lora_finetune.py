@@ -155,6 +155,9 @@ class Ranks:
         return self.rank == 0
 
 
+SINGLE_PROCESS = Ranks()
+
+
 def init_ranks(args, device: torch.device) -> tuple:
     """Joins the torchrun job, if any: (ranks, the device of this rank)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -250,7 +253,7 @@ def eval_metrics(model, batch: torch.Tensor, device: torch.device, dtype) -> tup
 
 
 def train(
-    args, model, data: torch.Tensor, device: torch.device, log=print, ranks: Ranks = Ranks()
+    args, model, data: torch.Tensor, device: torch.device, log=print, ranks: Ranks = SINGLE_PROCESS
 ) -> Result:
     """Trains the LoRA adapters for args.steps steps; batches come from data in a fixed order
     (each rank takes its share of every batch)."""
@@ -331,7 +334,7 @@ def make_progress(total: int, log):
 
 
 def round_trip_adapter(
-    args, model, vocab_size, eval_batch, device, out_dir, ranks: Ranks = Ranks()
+    args, model, vocab_size, eval_batch, device, out_dir, ranks: Ranks = SINGLE_PROCESS
 ) -> float:
     """Saves the adapter, loads it onto a fresh base model, returns that model's eval loss
     (rank 0 only; NaN on the other ranks)."""

@@ -474,7 +474,7 @@ def dead_rank(check):
     timeout = 10
     init("accl", device_id=DEVICE, timeout=timeout)
     model = torch.nn.Linear(16, 16).to(DEVICE)
-    for step in range(2):
+    for _ in range(2):
         grad = model.weight.detach().clone()
         dist.all_reduce(grad)
         grad.sum().item()
