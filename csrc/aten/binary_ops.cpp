@@ -9,7 +9,7 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/binary.h"
@@ -87,91 +87,34 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
   return result;
 }
 
-bool supported(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out = {}) {
-  return kernelSupports(a.scalar_type()) && kernelSupports(b.scalar_type()) &&
-         (!out.defined() || kernelSupports(out.scalar_type())) &&
-         kernelSupports(at::result_type(a, b));
-}
+// add and sub take alpha; mul and div do not.
+template <BinaryOp Op>
+struct WithAlpha {
+  static bool native(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+    return kernelSupports(a.scalar_type()) && kernelSupports(b.scalar_type()) &&
+           kernelSupports(at::result_type(a, b)) && !alpha.isComplex();
+  }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+                            const Output& out) {
+    return binary(Op, a, b, alpha, out.tensor());
+  }
+};
 
-// The schema names, for the fallback of dtypes the kernels lack.
 template <BinaryOp Op>
-std::string schemaName(bool inplace) {
-  return std::string("aten::") + opName(Op) + (inplace ? "_" : "");
-}
-
-template <BinaryOp Op>
-at::Tensor functional(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
-  if (!supported(a, b)) {
-    static auto op = findOp(schemaName<Op>(false).c_str(), "Tensor");
-    return fallbackCall<at::Tensor>(op, a, b, alpha);
+struct NoAlpha {
+  static bool native(const at::Tensor& a, const at::Tensor& b) {
+    return WithAlpha<Op>::native(a, b, 1);
   }
-  return binary(Op, a, b, alpha, {});
-}
-template <BinaryOp Op>
-at::Tensor& inplace(at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
-  if (!supported(a, b, a)) {
-    static auto op = findOp(schemaName<Op>(true).c_str(), "Tensor");
-    fallbackCall<at::Tensor>(op, a, b, alpha);
-    return a;
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const Output& out) {
+    return binary(Op, a, b, 1, out.tensor());
   }
-  binary(Op, a, b, alpha, a);
-  return a;
-}
-template <BinaryOp Op>
-at::Tensor& out_form(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
-                     at::Tensor& out) {
-  if (!supported(a, b, out)) {
-    static auto op = findOp(schemaName<Op>(false).c_str(), "out");
-    fallbackCall<at::Tensor>(op, a, b, alpha, out);
-    return out;
-  }
-  binary(Op, a, b, alpha, out);
-  return out;
-}
-
-// mul and div take no alpha.
-template <BinaryOp Op>
-at::Tensor functional2(const at::Tensor& a, const at::Tensor& b) {
-  if (!supported(a, b)) {
-    static auto op = findOp(schemaName<Op>(false).c_str(), "Tensor");
-    return fallbackCall<at::Tensor>(op, a, b);
-  }
-  return binary(Op, a, b, 1, {});
-}
-template <BinaryOp Op>
-at::Tensor& inplace2(at::Tensor& a, const at::Tensor& b) {
-  if (!supported(a, b, a)) {
-    static auto op = findOp(schemaName<Op>(true).c_str(), "Tensor");
-    fallbackCall<at::Tensor>(op, a, b);
-    return a;
-  }
-  binary(Op, a, b, 1, a);
-  return a;
-}
-template <BinaryOp Op>
-at::Tensor& out_form2(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  if (!supported(a, b, out)) {
-    static auto op = findOp(schemaName<Op>(false).c_str(), "out");
-    fallbackCall<at::Tensor>(op, a, b, out);
-    return out;
-  }
-  binary(Op, a, b, 1, out);
-  return out;
-}
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("add.Tensor", functional<BinaryOp::Add>);
-  m.impl("add_.Tensor", inplace<BinaryOp::Add>);
-  m.impl("add.out", out_form<BinaryOp::Add>);
-  m.impl("sub.Tensor", functional<BinaryOp::Sub>);
-  m.impl("sub_.Tensor", inplace<BinaryOp::Sub>);
-  m.impl("sub.out", out_form<BinaryOp::Sub>);
-  m.impl("mul.Tensor", functional2<BinaryOp::Mul>);
-  m.impl("mul_.Tensor", inplace2<BinaryOp::Mul>);
-  m.impl("mul.out", out_form2<BinaryOp::Mul>);
-  m.impl("div.Tensor", functional2<BinaryOp::Div>);
-  m.impl("div_.Tensor", inplace2<BinaryOp::Div>);
-  m.impl("div.out", out_form2<BinaryOp::Div>);
+  registerForms<WithAlpha<BinaryOp::Add>>(m, "add.Tensor", "add_.Tensor", "add.out");
+  registerForms<WithAlpha<BinaryOp::Sub>>(m, "sub.Tensor", "sub_.Tensor", "sub.out");
+  registerForms<NoAlpha<BinaryOp::Mul>>(m, "mul.Tensor", "mul_.Tensor", "mul.out");
+  registerForms<NoAlpha<BinaryOp::Div>>(m, "div.Tensor", "div_.Tensor", "div.out");
 }
 
 }  // namespace

@@ -19,17 +19,13 @@
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/blas.h"
 
 namespace accel {
 namespace {
-
-bool blasSupports(c10::ScalarType t) {
-  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf;
-}
 
 // How a rows x cols matrix with strides (s0, s1) is handed to a column-major BLAS: as it is
 // (column-major, ld = s1), transposed (row-major, ld = s0), or not at all. The stride of a
@@ -128,181 +124,121 @@ void addInto(const at::Tensor& out, const at::Tensor& self, bool self_is_out, co
 
 // The BLAS handles one dtype per product; mixed dtypes take the CPU's path (which raises
 // CPU's error for the combinations it rejects).
-bool native(std::initializer_list<const at::Tensor*> ts) {
+bool nativeBlas(std::initializer_list<const at::Tensor*> ts) {
   const c10::ScalarType t = (*ts.begin())->scalar_type();
   for (const at::Tensor* x : ts) {
     if (x->scalar_type() != t) return false;
   }
-  return blasSupports(t);
+  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf;
+}
+
+// The product's result, of the shape the structured op's meta function computes.
+at::Tensor productResult(const Output& out, at::IntArrayRef sizes, const at::Tensor& like,
+                         std::initializer_list<at::TensorBase> reads) {
+  at::Tensor result = out.allocate(sizes, like.options(), Output::DTypeRule::Exact);
+  out.checkNoOverlap(reads);
+  return result;
 }
 
 // --- mm, bmm ---------------------------------------------------------------------------
 
-at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  checkDevices("mm", {&self, &mat2, &out});
-  if (!native({&self, &mat2, &out})) {
-    static auto op = findOp("aten::mm", "out");
-    fallbackCall<at::Tensor>(op, self, mat2, out);
-    return out;
+struct Mm {
+  static bool native(const at::Tensor& self, const at::Tensor& mat2) {
+    return nativeBlas({&self, &mat2});
   }
-  at::meta::mm_outf(self, mat2, out);
-  c10::DeviceGuard guard(out.device());
-  gemm(out.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
-  return out;
-}
-
-at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
-  checkDevices("mm", {&self, &mat2});
-  if (!native({&self, &mat2})) {
-    static auto op = findOp("aten::mm", "");
-    return fallbackCall<at::Tensor>(op, self, mat2);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat2, const Output& out) {
+    checkDevices("mm", {&self, &mat2});
+    at::Tensor result = productResult(out, at::meta::mm(self, mat2).sizes(), self, {self, mat2});
+    c10::DeviceGuard guard(result.device());
+    gemm(result.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
+    return out.finish(result);
   }
-  at::Tensor out = at::empty(at::meta::mm(self, mat2).sizes(), self.options());
-  c10::DeviceGuard guard(out.device());
-  gemm(out.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
-  return out;
-}
+};
 
-at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  checkDevices("bmm", {&self, &mat2, &out});
-  if (!native({&self, &mat2, &out})) {
-    static auto op = findOp("aten::bmm", "out");
-    fallbackCall<at::Tensor>(op, self, mat2, out);
-    return out;
+struct Bmm {
+  static bool native(const at::Tensor& self, const at::Tensor& mat2) {
+    return nativeBlas({&self, &mat2});
   }
-  at::meta::bmm_outf(self, mat2, out);
-  c10::DeviceGuard guard(out.device());
-  gemm(out, self, mat2, 1, 0);
-  return out;
-}
-
-at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
-  checkDevices("bmm", {&self, &mat2});
-  if (!native({&self, &mat2})) {
-    static auto op = findOp("aten::bmm", "");
-    return fallbackCall<at::Tensor>(op, self, mat2);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat2, const Output& out) {
+    checkDevices("bmm", {&self, &mat2});
+    at::Tensor result = productResult(out, at::meta::bmm(self, mat2).sizes(), self, {self, mat2});
+    c10::DeviceGuard guard(result.device());
+    gemm(result, self, mat2, 1, 0);
+    return out.finish(result);
   }
-  at::Tensor out = at::empty(at::meta::bmm(self, mat2).sizes(), self.options());
-  c10::DeviceGuard guard(out.device());
-  gemm(out, self, mat2, 1, 0);
-  return out;
+};
+
+// --- addmm, baddbmm, addmv: beta * self + alpha * product -------------------------------
+
+// The result of `self + product`: self itself may be the result (in-place, or out=self).
+at::Tensor addResult(const Output& out, at::IntArrayRef sizes, const at::Tensor& self,
+                     const at::Tensor& like, const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor result = productResult(out, sizes, like, {a, b});
+  if (!result.is_same(self)) out.checkNoOverlap({self});
+  return result;
 }
 
-// --- addmm, baddbmm, addmv -------------------------------------------------------------
-
-at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
-                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
-  checkDevices("addmm", {&self, &mat1, &mat2, &out});
-  if (!native({&self, &mat1, &mat2, &out})) {
-    static auto op = findOp("aten::addmm", "out");
-    fallbackCall<at::Tensor>(op, self, mat1, mat2, beta, alpha, out);
-    return out;
+struct Addmm {
+  static bool native(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                     const c10::Scalar&, const c10::Scalar&) {
+    return nativeBlas({&self, &mat1, &mat2});
   }
-  at::meta::addmm_outf(self, mat1, mat2, beta, alpha, out);
-  c10::DeviceGuard guard(out.device());
-  const bool in_place = self.is_same(out);
-  at::Tensor self3 = in_place ? out.unsqueeze(0) : self.expand_as(out).unsqueeze(0);
-  addInto(out.unsqueeze(0), self3, in_place, mat1.unsqueeze(0), mat2.unsqueeze(0), beta, alpha);
-  return out;
-}
-
-at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
-                 const c10::Scalar& beta, const c10::Scalar& alpha) {
-  checkDevices("addmm", {&self, &mat1, &mat2});
-  if (!native({&self, &mat1, &mat2})) {
-    static auto op = findOp("aten::addmm", "");
-    return fallbackCall<at::Tensor>(op, self, mat1, mat2, beta, alpha);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat1,
+                            const at::Tensor& mat2, const c10::Scalar& beta,
+                            const c10::Scalar& alpha, const Output& out) {
+    checkDevices("addmm", {&self, &mat1, &mat2});
+    at::Tensor result =
+        addResult(out, at::meta::addmm(self, mat1, mat2, beta, alpha).sizes(), self, mat1, mat1, mat2);
+    c10::DeviceGuard guard(result.device());
+    const bool in_place = self.is_same(result);
+    at::Tensor self3 = in_place ? result.unsqueeze(0) : self.expand_as(result).unsqueeze(0);
+    addInto(result.unsqueeze(0), self3, in_place, mat1.unsqueeze(0), mat2.unsqueeze(0), beta,
+            alpha);
+    return out.finish(result);
   }
-  at::Tensor out =
-      at::empty(at::meta::addmm(self, mat1, mat2, beta, alpha).sizes(), mat1.options());
-  c10::DeviceGuard guard(out.device());
-  addInto(out.unsqueeze(0), self.expand_as(out).unsqueeze(0), false, mat1.unsqueeze(0),
-          mat2.unsqueeze(0), beta, alpha);
-  return out;
-}
+};
 
-at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
-                   const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return addmm_out(self, mat1, mat2, beta, alpha, self);
-}
-
-at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1,
-                        const at::Tensor& batch2, const c10::Scalar& beta,
-                        const c10::Scalar& alpha, at::Tensor& out) {
-  checkDevices("baddbmm", {&self, &batch1, &batch2, &out});
-  if (!native({&self, &batch1, &batch2, &out})) {
-    static auto op = findOp("aten::baddbmm", "out");
-    fallbackCall<at::Tensor>(op, self, batch1, batch2, beta, alpha, out);
-    return out;
+struct Baddbmm {
+  static bool native(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const c10::Scalar&, const c10::Scalar&) {
+    return nativeBlas({&self, &batch1, &batch2});
   }
-  at::meta::baddbmm_outf(self, batch1, batch2, beta, alpha, out);
-  c10::DeviceGuard guard(out.device());
-  const bool in_place = self.is_same(out);
-  addInto(out, in_place ? out : self.expand_as(out), in_place, batch1, batch2, beta, alpha);
-  return out;
-}
-
-at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
-                   const c10::Scalar& beta, const c10::Scalar& alpha) {
-  checkDevices("baddbmm", {&self, &batch1, &batch2});
-  if (!native({&self, &batch1, &batch2})) {
-    static auto op = findOp("aten::baddbmm", "");
-    return fallbackCall<at::Tensor>(op, self, batch1, batch2, beta, alpha);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& batch1,
+                            const at::Tensor& batch2, const c10::Scalar& beta,
+                            const c10::Scalar& alpha, const Output& out) {
+    checkDevices("baddbmm", {&self, &batch1, &batch2});
+    at::Tensor result =
+        addResult(out, at::meta::baddbmm(self, batch1, batch2, beta, alpha).sizes(), self, batch1, batch1, batch2);
+    c10::DeviceGuard guard(result.device());
+    const bool in_place = self.is_same(result);
+    addInto(result, in_place ? result : self.expand_as(result), in_place, batch1, batch2, beta,
+            alpha);
+    return out.finish(result);
   }
-  at::Tensor out =
-      at::empty(at::meta::baddbmm(self, batch1, batch2, beta, alpha).sizes(), batch1.options());
-  c10::DeviceGuard guard(out.device());
-  addInto(out, self.expand_as(out), false, batch1, batch2, beta, alpha);
-  return out;
-}
-
-at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
-                     const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return baddbmm_out(self, batch1, batch2, beta, alpha, self);
-}
+};
 
 // y = beta * self + alpha * mat @ vec, as a GEMM with n = 1: vec is a k x 1 matrix, out an
 // m x 1 one (a strided vector is a transposed 1 x k matrix, so no copy is needed).
-void addmvInto(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat,
-               const at::Tensor& vec, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  at::Tensor out3 = out.view({1, out.size(0), 1});
-  const bool in_place = self.is_same(out);
-  at::Tensor self3 = in_place ? out3 : self.expand_as(out).view({1, out.size(0), 1});
-  addInto(out3, self3, in_place, mat.unsqueeze(0), vec.unsqueeze(0).unsqueeze(-1), beta, alpha);
-}
-
-at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
-  checkDevices("addmv", {&self, &mat, &vec, &out});
-  if (!native({&self, &mat, &vec, &out})) {
-    static auto op = findOp("aten::addmv", "out");
-    fallbackCall<at::Tensor>(op, self, mat, vec, beta, alpha, out);
-    return out;
+struct Addmv {
+  static bool native(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                     const c10::Scalar&, const c10::Scalar&) {
+    return nativeBlas({&self, &mat, &vec});
   }
-  at::meta::addmv_outf(self, mat, vec, beta, alpha, out);
-  c10::DeviceGuard guard(out.device());
-  addmvInto(out, self, mat, vec, beta, alpha);
-  return out;
-}
-
-at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                 const c10::Scalar& beta, const c10::Scalar& alpha) {
-  checkDevices("addmv", {&self, &mat, &vec});
-  if (!native({&self, &mat, &vec})) {
-    static auto op = findOp("aten::addmv", "");
-    return fallbackCall<at::Tensor>(op, self, mat, vec, beta, alpha);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                            const c10::Scalar& beta, const c10::Scalar& alpha,
+                            const Output& out) {
+    checkDevices("addmv", {&self, &mat, &vec});
+    at::Tensor result =
+        addResult(out, at::meta::addmv(self, mat, vec, beta, alpha).sizes(), self, mat, mat, vec);
+    c10::DeviceGuard guard(result.device());
+    at::Tensor out3 = result.view({1, result.size(0), 1});
+    const bool in_place = self.is_same(result);
+    at::Tensor self3 = in_place ? out3 : self.expand_as(result).view({1, result.size(0), 1});
+    addInto(out3, self3, in_place, mat.unsqueeze(0), vec.unsqueeze(0).unsqueeze(-1), beta,
+            alpha);
+    return out.finish(result);
   }
-  at::Tensor out =
-      at::empty(at::meta::addmv(self, mat, vec, beta, alpha).sizes(), mat.options());
-  c10::DeviceGuard guard(out.device());
-  addmvInto(out, self, mat, vec, beta, alpha);
-  return out;
-}
-
-at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                   const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return addmv_out(self, mat, vec, beta, alpha, self);
-}
+};
 
 // --- dot -------------------------------------------------------------------------------
 
@@ -319,45 +255,30 @@ void dotCheck(const at::Tensor& self, const at::Tensor& other) {
               other.numel(), " elements respectively");
 }
 
-at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
-  checkDevices("dot", {&self, &other});
-  if (!native({&self, &other})) {
-    static auto op = findOp("aten::dot", "");
-    return fallbackCall<at::Tensor>(op, self, other);
+// vdot is dot for real dtypes (conjugation is a no-op there).
+struct Dot {
+  static bool native(const at::Tensor& self, const at::Tensor& other) {
+    return nativeBlas({&self, &other});
   }
-  dotCheck(self, other);
-  at::Tensor out = at::empty({}, self.options());
-  c10::DeviceGuard guard(out.device());
-  // A 1 x k row times a k x 1 column.
-  gemm(out.view({1, 1, 1}), self.view({1, 1, -1}), other.view({1, -1, 1}), 1, 0);
-  return out;
-}
-
-at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
-  // Real dtypes only: conjugation is a no-op there.
-  if (!native({&self, &other})) {
-    static auto op = findOp("aten::vdot", "");
-    return fallbackCall<at::Tensor>(op, self, other);
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& other) {
+    checkDevices("dot", {&self, &other});
+    dotCheck(self, other);
+    at::Tensor out = at::empty({}, self.options());
+    c10::DeviceGuard guard(out.device());
+    // A 1 x k row times a k x 1 column.
+    gemm(out.view({1, 1, 1}), self.view({1, 1, -1}), other.view({1, -1, 1}), 1, 0);
+    return out;
   }
-  return dot(self, other);
-}
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", mm);
-  m.impl("mm.out", mm_out);
-  m.impl("bmm", bmm);
-  m.impl("bmm.out", bmm_out);
-  m.impl("addmm", addmm);
-  m.impl("addmm.out", addmm_out);
-  m.impl("addmm_", addmm_);
-  m.impl("baddbmm", baddbmm);
-  m.impl("baddbmm.out", baddbmm_out);
-  m.impl("baddbmm_", baddbmm_);
-  m.impl("addmv", addmv);
-  m.impl("addmv.out", addmv_out);
-  m.impl("addmv_", addmv_);
-  m.impl("dot", dot);
-  m.impl("vdot", vdot);
+  registerForms<Mm>(m, "mm", nullptr, "mm.out");
+  registerForms<Bmm>(m, "bmm", nullptr, "bmm.out");
+  registerForms<Addmm>(m, "addmm", "addmm_", "addmm.out");
+  registerForms<Baddbmm>(m, "baddbmm", "baddbmm_", "baddbmm.out");
+  registerForms<Addmv>(m, "addmv", "addmv_", "addmv.out");
+  registerNative<Dot>(m, "dot");
+  registerNative<Dot>(m, "vdot");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
+#include "aten/op_forms.h"
 #include "kernels/compare.h"
 #include "kernels/copy.h"
 
@@ -42,44 +43,34 @@ at::Tensor compare(CompareOp op, const at::Tensor& a, const at::Tensor& b, const
 }
 
 
+bool nativeCompare(const at::Tensor& a, const at::Tensor& b) {
+  return kernelSupports(a.scalar_type()) && kernelSupports(b.scalar_type()) &&
+         kernelSupports(at::result_type(a, b));
+}
+
 template <CompareOp Op>
-struct Forms {
-  static at::Tensor tensor(const at::Tensor& a, const at::Tensor& b) {
-    return compare(Op, a, b, at::Tensor());
-  }
-  static at::Tensor& tensor_(at::Tensor& a, const at::Tensor& b) {
-    compare(Op, a, b, a);
-    return a;
-  }
-  static at::Tensor& tensorOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-    compare(Op, a, b, out);
-    return out;
-  }
-  static at::Tensor scalar(const at::Tensor& a, const c10::Scalar& b) {
-    return compare(Op, a, wrappedScalar(b), at::Tensor());
-  }
-  static at::Tensor& scalar_(at::Tensor& a, const c10::Scalar& b) {
-    compare(Op, a, wrappedScalar(b), a);
-    return a;
-  }
-  static at::Tensor& scalarOut(const at::Tensor& a, const c10::Scalar& b, at::Tensor& out) {
-    compare(Op, a, wrappedScalar(b), out);
-    return out;
+struct CompareTensor {
+  static bool native(const at::Tensor& a, const at::Tensor& b) { return nativeCompare(a, b); }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const Output& out) {
+    return compare(Op, a, b, out.tensor());
   }
 };
 
-#define ACCEL_REGISTER_COMPARE(OP, NAME)                  \
-  m.impl(NAME ".Tensor", Forms<CompareOp::OP>::tensor);     \
-  m.impl(NAME "_.Tensor", Forms<CompareOp::OP>::tensor_);   \
-  m.impl(NAME ".Tensor_out", Forms<CompareOp::OP>::tensorOut); \
-  m.impl(NAME ".Scalar", Forms<CompareOp::OP>::scalar);     \
-  m.impl(NAME "_.Scalar", Forms<CompareOp::OP>::scalar_);   \
-  m.impl(NAME ".Scalar_out", Forms<CompareOp::OP>::scalarOut);
+template <CompareOp Op>
+struct CompareScalar {
+  static bool native(const at::Tensor& a, const c10::Scalar& b) {
+    return kernelSupports(a.scalar_type()) && kernelSupports(at::result_type(a, b));
+  }
+  static at::Tensor compute(const at::Tensor& a, const c10::Scalar& b, const Output& out) {
+    return compare(Op, a, wrappedScalar(b), out.tensor());
+  }
+};
 
-#define ACCEL_REGISTER_LOGICAL(OP, NAME)             \
-  m.impl(NAME, Forms<CompareOp::OP>::tensor);          \
-  m.impl(NAME "_", Forms<CompareOp::OP>::tensor_);     \
-  m.impl(NAME ".out", Forms<CompareOp::OP>::tensorOut);
+#define ACCEL_REGISTER_COMPARE(OP, NAME)                                                 \
+  registerForms<CompareTensor<CompareOp::OP>>(m, NAME ".Tensor", NAME "_.Tensor",        \
+                                               NAME ".Tensor_out");                      \
+  registerForms<CompareScalar<CompareOp::OP>>(m, NAME ".Scalar", NAME "_.Scalar",        \
+                                               NAME ".Scalar_out");
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_COMPARE(Eq, "eq")
@@ -88,9 +79,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_COMPARE(Le, "le")
   ACCEL_REGISTER_COMPARE(Gt, "gt")
   ACCEL_REGISTER_COMPARE(Ge, "ge")
-  ACCEL_REGISTER_LOGICAL(LogicalAnd, "logical_and")
-  ACCEL_REGISTER_LOGICAL(LogicalOr, "logical_or")
-  ACCEL_REGISTER_LOGICAL(LogicalXor, "logical_xor")
+  registerForms<CompareTensor<CompareOp::LogicalAnd>>(m, "logical_and", "logical_and_",
+                                                      "logical_and.out");
+  registerForms<CompareTensor<CompareOp::LogicalOr>>(m, "logical_or", "logical_or_",
+                                                     "logical_or.out");
+  registerForms<CompareTensor<CompareOp::LogicalXor>>(m, "logical_xor", "logical_xor_",
+                                                      "logical_xor.out");
 }
 
 }  // namespace

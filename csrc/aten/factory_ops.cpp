@@ -5,7 +5,7 @@
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -14,12 +14,13 @@
 namespace accel {
 namespace {
 
-at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
-                       at::Tensor& out) {
-  if (!kernelSupports(out.scalar_type()) || out.scalar_type() == at::kBool) {
-    static auto op = findOp("aten::arange", "start_out");
-    return fallbackCall<at::Tensor>(op, start, end, step, out), out;
+struct ArangeOut {
+  static bool native(const c10::Scalar&, const c10::Scalar&, const c10::Scalar&,
+                     at::Tensor& out) {
+    return kernelSupports(out.scalar_type()) && out.scalar_type() != at::kBool;
   }
+  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                       at::Tensor& out) {
   // ATen's size rule: double arithmetic, except int64 outputs with integral bounds.
   const double xs = start.toDouble(), xe = end.toDouble(), xst = step.toDouble();
   TORCH_CHECK(xst > 0 || xst < 0, "step must be nonzero");
@@ -53,8 +54,11 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
                  device);
   return out;
 }
+};
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("arange.start_out", arange_out); }
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerNative<ArangeOut>(m, "arange.start_out");
+}
 
 }  // namespace
 }  // namespace accel

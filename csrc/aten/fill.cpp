@@ -4,7 +4,7 @@
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/copy.h"
@@ -12,12 +12,11 @@
 namespace accel {
 namespace {
 
-at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
-  if (!kernelSupports(self.scalar_type()) || value.isComplex()) {
-    static auto op = findOp("aten::fill_", "Scalar");
-    fallbackCall<at::Tensor>(op, self, value);
-    return self;
+struct Fill {
+  static bool native(at::Tensor& self, const c10::Scalar& value) {
+    return kernelSupports(self.scalar_type()) && !value.isComplex();
   }
+  static at::Tensor& compute(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)
@@ -30,24 +29,33 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
       device);
   return self;
 }
+};
 
-at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0,
-              "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
-              " dimensions.");
-  if (value.is_privateuseone() && value.device() == self.device()) {
-    copyOnDevice(self, value);  // stays on the device: no synchronisation
-    return self;
+struct FillTensor {
+  static bool native(at::Tensor& self, const at::Tensor& value) {
+    return kernelSupports(self.scalar_type()) && !value.is_complex();
   }
-  return fill_scalar(self, value.item());
-}
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& value) {
+    TORCH_CHECK(value.dim() == 0,
+                "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+                " dimensions.");
+    if (value.is_privateuseone() && value.device() == self.device()) {
+      copyOnDevice(self, value);  // stays on the device: no synchronisation
+      return self;
+    }
+    return Fill::compute(self, value.item());
+  }
+};
 
-at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
+struct Zero {
+  static bool native(at::Tensor& self) { return kernelSupports(self.scalar_type()); }
+  static at::Tensor& compute(at::Tensor& self) { return Fill::compute(self, 0); }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("fill_.Scalar", fill_scalar);
-  m.impl("fill_.Tensor", fill_tensor);
-  m.impl("zero_", zero);
+  registerNative<Fill>(m, "fill_.Scalar");
+  registerNative<FillTensor>(m, "fill_.Tensor");
+  registerNative<Zero>(m, "zero_");
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/reduce.h"
@@ -49,19 +49,18 @@ kernels::NllLossDesc makeDesc(const Tensor& self, const Tensor& target,
   d.c = self.size(-1);
   d.reduction = static_cast<kernels::LossReduction>(reduction);
   d.ignore_index = ignore_index;
+  d.error = rt::driver().deviceErrorRecord(self.device().index());
   return d;
 }
 
-std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
+struct NllLossForward {
+  static bool native(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                     int64_t, int64_t) {
+    return nativeLoss(self, target, weight);
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight,
                                             int64_t reduction, int64_t ignore_index) {
-  if (!nativeLoss(self, target, weight)) {
-    static auto op = findOp("aten::nll_loss_forward", "");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, self, target, weight, reduction, ignore_index);
-    cpuFallback(op, &stack);
-    return {stack[0].toTensor(), stack[1].toTensor()};
-  }
   checkInputs(self, target, weight);
   TORCH_CHECK(reduction >= 0 && reduction <= 2, "nll_loss: invalid reduction ", reduction);
   const Tensor x = self.contiguous(), t = target.contiguous();
@@ -74,20 +73,27 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
   kernels::NllLossDesc d = makeDesc(x, t, w, reduction, ignore_index);
   d.output = static_cast<char*>(output.data_ptr());
   d.total_weight = static_cast<char*>(total_weight.data_ptr());
+  Tensor scratch;
+  if (reduction != 0) {
+    scratch = at::empty({kernels::nllScratchBytes(d.n)}, x.options().dtype(at::kByte));
+    d.scratch = static_cast<char*>(scratch.data_ptr());
+  }
   const int device = self.device().index();
   ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_forward(d, currentRuntimeStream(device)), device);
   return {output, total_weight};
 }
+};
 
-Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+struct NllLossBackward {
+  static bool native(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                     const std::optional<Tensor>& weight, int64_t, int64_t,
+                     const Tensor& total_weight) {
+    return nativeLoss(self, target, weight) && grad_output.scalar_type() == self.scalar_type() &&
+           total_weight.scalar_type() == self.scalar_type();
+  }
+  static Tensor compute(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                          const std::optional<Tensor>& weight, int64_t reduction,
                          int64_t ignore_index, const Tensor& total_weight) {
-  if (!nativeLoss(self, target, weight) || grad_output.scalar_type() != self.scalar_type() ||
-      total_weight.scalar_type() != self.scalar_type()) {
-    static auto op = findOp("aten::nll_loss_backward", "");
-    return fallbackCall<Tensor>(op, grad_output, self, target, weight, reduction, ignore_index,
-                                total_weight);
-  }
   checkInputs(self, target, weight);
   TORCH_CHECK(total_weight.numel() == 1, "expected total_weight to be a single element tensor, got: ",
               total_weight.sizes(), " (", total_weight.numel(), " elements)");
@@ -110,10 +116,11 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_backward(d, currentRuntimeStream(device)), device);
   return grad_input;
 }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nll_loss_forward", nll_loss_forward);
-  m.impl("nll_loss_backward", nll_loss_backward);
+  registerNative<NllLossForward>(m, "nll_loss_forward");
+  registerNative<NllLossBackward>(m, "nll_loss_backward");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/norm.h"
@@ -37,16 +37,14 @@ c10::DimVector statShape(const Tensor& x, size_t normalized_ndim) {
   return shape;
 }
 
-std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayRef normalized_shape,
+struct LayerNorm {
+  static bool native(const Tensor& input, at::IntArrayRef, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, double) {
+    return sameFloating(input, weight, bias);
+  }
+  static std::tuple<Tensor, Tensor, Tensor> compute(const Tensor& input, at::IntArrayRef normalized_shape,
                                               const std::optional<Tensor>& weight,
                                               const std::optional<Tensor>& bias, double eps) {
-  if (!sameFloating(input, weight, bias)) {
-    static auto op = findOp("aten::native_layer_norm", "");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, input, normalized_shape, weight, bias, eps);
-    cpuFallback(op, &stack);
-    return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
-  }
   const Tensor empty;
   auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
                                                      weight ? *weight : empty, bias ? *bias : empty);
@@ -73,19 +71,19 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& input, at::IntArrayR
   ACCEL_RT_CHECK(kernels::normTable().layer_norm(d, currentRuntimeStream(device)), device);
   return {y, mean, rstd};
 }
+};
 
-std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
+struct LayerNormBackward {
+  static bool native(const Tensor& grad_out, const Tensor& input, at::IntArrayRef,
+                     const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, std::array<bool, 3>) {
+    return sameFloating(input, weight, bias) && grad_out.scalar_type() == input.scalar_type() &&
+           mean.scalar_type() == input.scalar_type() && rstd.scalar_type() == input.scalar_type();
+  }
+  static std::tuple<Tensor, Tensor, Tensor> compute(
     const Tensor& grad_out, const Tensor& input, at::IntArrayRef normalized_shape,
     const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, std::array<bool, 3> mask) {
-  if (!sameFloating(input, weight, bias) || grad_out.scalar_type() != input.scalar_type() ||
-      mean.scalar_type() != input.scalar_type() || rstd.scalar_type() != input.scalar_type()) {
-    static auto op = findOp("aten::native_layer_norm_backward", "");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, grad_out, input, normalized_shape, mean, rstd, weight, bias, mask);
-    cpuFallback(op, &stack);
-    return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
-  }
   const Tensor empty;
   auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
                                                      weight ? *weight : empty, bias ? *bias : empty);
@@ -113,10 +111,11 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
   ACCEL_RT_CHECK(kernels::normTable().layer_norm_backward(d, currentRuntimeStream(device)), device);
   return {dx, dw, db};
 }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_layer_norm", layer_norm);
-  m.impl("native_layer_norm_backward", layer_norm_backward);
+  registerNative<LayerNorm>(m, "native_layer_norm");
+  registerNative<LayerNormBackward>(m, "native_layer_norm_backward");
 }
 
 }  // namespace

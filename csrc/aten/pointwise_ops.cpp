@@ -6,6 +6,7 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
+#include "aten/op_forms.h"
 #include "kernels/binary.h"
 #include "kernels/ternary.h"
 
@@ -34,192 +35,171 @@ c10::ScalarType resultOf(std::initializer_list<at::Tensor> ts) {
   return at::native::result_type(state);
 }
 
-// --- where -------------------------------------------------------------------------------
-at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
-                      at::Tensor& out) {
-  TORCH_CHECK(cond.scalar_type() == c10::kBool,
-              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
-              cond.scalar_type());
-  ternary(TernaryOp::Where, cond, a, b, out, resultOf({a, b}));
-  return out;
-}
-at::Tensor where(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(cond.scalar_type() == c10::kBool,
-              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
-              cond.scalar_type());
-  return ternary(TernaryOp::Where, cond, a, b, at::Tensor(), resultOf({a, b}));
+bool nativeAll(std::initializer_list<at::Tensor> ts) {
+  for (const at::Tensor& t : ts)
+    if (t.defined() && !kernelSupports(t.scalar_type())) return false;
+  return true;
 }
 
-// --- masked_fill_ ------------------------------------------------------------------------
-at::Tensor& masked_fill_Scalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& v) {
-  TORCH_CHECK(mask.scalar_type() == c10::kBool,
-              "masked_fill_ only supports boolean masks, but got mask with dtype ",
-              mask.scalar_type());
-  commonDevice({self, mask}, "masked_fill_");
-  const kernels::Scalar value = toKernelScalar(v);
-  // The mask broadcasts to self, never the other way round.
-  at::Tensor m = mask.expand_as(self);
-  runElementwise(self, self.scalar_type(), {m, self},
-                 [value](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                   return kernels::ternaryTable().masked_fill(d, value, s);
-                 });
-  return self;
+bool nativeBounds(const at::Tensor& self, const c10::optional<at::Tensor>& min,
+                  const c10::optional<at::Tensor>& max) {
+  return nativeAll({self, min ? *min : at::Tensor(), max ? *max : at::Tensor()});
 }
-at::Tensor& masked_fill_Tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
-  TORCH_CHECK(v.dim() == 0,
-              "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-              v.dim(), " dimension(s).");
-  if (isHostScalar(v)) return masked_fill_Scalar(self, mask, v.item());
-  TORCH_CHECK(mask.scalar_type() == c10::kBool,
-              "masked_fill_ only supports boolean masks, but got mask with dtype ",
-              mask.scalar_type());
-  ternary(TernaryOp::Where, mask.expand_as(self), v, self, self, self.scalar_type());
-  return self;
-}
+
+struct Where {
+  static bool native(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
+    return nativeAll({a, b}) && kernelSupports(resultOf({a, b}));
+  }
+  static at::Tensor compute(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
+                            const Output& out) {
+    TORCH_CHECK(cond.scalar_type() == c10::kBool,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+                cond.scalar_type());
+    return ternary(TernaryOp::Where, cond, a, b, out.tensor(), resultOf({a, b}));
+  }
+};
+
+// masked_fill_ (in-place only).
+struct MaskedFillScalar {
+  static bool native(const at::Tensor& self, const at::Tensor& mask, const c10::Scalar& v) {
+    return kernelSupports(self.scalar_type()) && !v.isComplex();
+  }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& v) {
+    TORCH_CHECK(mask.scalar_type() == c10::kBool,
+                "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                mask.scalar_type());
+    commonDevice({self, mask}, "masked_fill_");
+    const kernels::Scalar value = toKernelScalar(v);
+    // The mask broadcasts to self, never the other way round.
+    at::Tensor m = mask.expand_as(self);
+    runElementwise(self, self.scalar_type(), {m, self},
+                   [value](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                     return kernels::ternaryTable().masked_fill(d, value, s);
+                   });
+    return self;
+  }
+};
+
+struct MaskedFillTensor {
+  static bool native(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
+    return nativeAll({self, v});
+  }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
+    TORCH_CHECK(v.dim() == 0,
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                v.dim(), " dimension(s).");
+    if (isHostScalar(v)) return MaskedFillScalar::compute(self, mask, v.item());
+    TORCH_CHECK(mask.scalar_type() == c10::kBool,
+                "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                mask.scalar_type());
+    ternary(TernaryOp::Where, mask.expand_as(self), v, self, self, self.scalar_type());
+    return self;
+  }
+};
 
 // --- clamp with tensor bounds ------------------------------------------------------------
-at::Tensor& clampTensorInto(const at::Tensor& self, const c10::optional<at::Tensor>& min,
-                            const c10::optional<at::Tensor>& max, at::Tensor& out, bool alloc) {
+at::Tensor clampTensor(const at::Tensor& self, const c10::optional<at::Tensor>& min,
+                       const c10::optional<at::Tensor>& max, const at::Tensor& out) {
   const bool has_min = min && min->defined(), has_max = max && max->defined();
   TORCH_CHECK(has_min || has_max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   const c10::ScalarType t =
       resultOf({self, has_min ? *min : at::Tensor(), has_max ? *max : at::Tensor()});
-  at::Tensor target = alloc ? at::Tensor() : out;
-  at::Tensor r;
-  if (has_min && has_max) {
-    r = ternary(TernaryOp::Clamp, self, *min, *max, target, t);
-  } else {
-    // One bound: maximum/minimum, which keep NaN like clamp does.
-    const at::Tensor& bound = has_min ? *min : *max;
-    const c10::Device device = commonDevice({self, bound}, "clamp");
-    const kernels::Scalar none{};
-    const kernels::BinaryOp op = has_min ? kernels::BinaryOp::Maximum : kernels::BinaryOp::Minimum;
-    r = runElementwise(target, t, {asComputeInput(self, t, device), asComputeInput(bound, t, device)},
-                       [op, none](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                         return kernels::binaryTable().binary(op, d, none, s);
-                       });
-  }
-  if (alloc) out = r;
-  return out;
-}
-at::Tensor clamp_Tensor(const at::Tensor& self, const c10::optional<at::Tensor>& min,
-                        const c10::optional<at::Tensor>& max) {
-  at::Tensor out;
-  return clampTensorInto(self, min, max, out, true);
-}
-at::Tensor& clamp__Tensor(at::Tensor& self, const c10::optional<at::Tensor>& min,
-                          const c10::optional<at::Tensor>& max) {
-  return clampTensorInto(self, min, max, self, false);
-}
-at::Tensor& clamp_Tensor_out(const at::Tensor& self, const c10::optional<at::Tensor>& min,
-                             const c10::optional<at::Tensor>& max, at::Tensor& out) {
-  return clampTensorInto(self, min, max, out, false);
-}
-at::Tensor clamp_min_Tensor(const at::Tensor& self, const at::Tensor& min) {
-  return clamp_Tensor(self, min, c10::nullopt);
-}
-at::Tensor& clamp_min__Tensor(at::Tensor& self, const at::Tensor& min) {
-  return clamp__Tensor(self, min, c10::nullopt);
-}
-at::Tensor& clamp_min_Tensor_out(const at::Tensor& self, const at::Tensor& min, at::Tensor& out) {
-  return clamp_Tensor_out(self, min, c10::nullopt, out);
-}
-at::Tensor clamp_max_Tensor(const at::Tensor& self, const at::Tensor& max) {
-  return clamp_Tensor(self, c10::nullopt, max);
-}
-at::Tensor& clamp_max__Tensor(at::Tensor& self, const at::Tensor& max) {
-  return clamp__Tensor(self, c10::nullopt, max);
-}
-at::Tensor& clamp_max_Tensor_out(const at::Tensor& self, const at::Tensor& max, at::Tensor& out) {
-  return clamp_Tensor_out(self, c10::nullopt, max, out);
-}
-
-// --- lerp, addcmul, addcdiv --------------------------------------------------------------
-
-at::Tensor& lerp_Tensor_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& w,
-                            at::Tensor& out) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected dtype ", a.scalar_type(),
-              " for `end` but got dtype ", b.scalar_type());
-  ternary(TernaryOp::Lerp, a, b, w, out, a.scalar_type());
-  return out;
-}
-at::Tensor lerp_Tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected dtype ", a.scalar_type(),
-              " for `end` but got dtype ", b.scalar_type());
-  return ternary(TernaryOp::Lerp, a, b, w, at::Tensor(), a.scalar_type());
-}
-at::Tensor& lerp__Tensor(at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
-  return lerp_Tensor_out(a, b, w, a);
-}
-// A number weight rides in the kernel's alpha: a dense two-input loop, no broadcast operand.
-at::Tensor lerpScalar(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w,
-                      const at::Tensor& out) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected dtype ", a.scalar_type(),
-              " for `end` but got dtype ", b.scalar_type());
-  const c10::Device device = commonDevice({a, b}, "lerp");
-  const kernels::Scalar weight = toKernelScalar(w);
-  return runElementwise(out, a.scalar_type(), {a, asComputeInput(b, a.scalar_type(), device)},
-                        [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                          return kernels::binaryTable().binary(kernels::BinaryOp::Lerp, d, weight, s);
+  if (has_min && has_max) return ternary(TernaryOp::Clamp, self, *min, *max, out, t);
+  // One bound: maximum/minimum, which keep NaN like clamp does.
+  const at::Tensor& bound = has_min ? *min : *max;
+  const c10::Device device = commonDevice({self, bound}, "clamp");
+  const kernels::Scalar none{};
+  const kernels::BinaryOp op = has_min ? kernels::BinaryOp::Maximum : kernels::BinaryOp::Minimum;
+  return runElementwise(out, t, {asComputeInput(self, t, device), asComputeInput(bound, t, device)},
+                        [op, none](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::binaryTable().binary(op, d, none, s);
                         });
 }
-at::Tensor lerp_Scalar(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {
-  return lerpScalar(a, b, w, at::Tensor());
+
+struct ClampTensor {
+  static bool native(const at::Tensor& self, const c10::optional<at::Tensor>& min,
+                     const c10::optional<at::Tensor>& max) {
+    return nativeBounds(self, min, max);
+  }
+  static at::Tensor compute(const at::Tensor& self, const c10::optional<at::Tensor>& min,
+                            const c10::optional<at::Tensor>& max, const Output& out) {
+    return clampTensor(self, min, max, out.tensor());
+  }
+};
+
+template <bool IsMin>
+struct ClampBoundTensor {
+  static bool native(const at::Tensor& self, const at::Tensor& bound) {
+    return nativeAll({self, bound});
+  }
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& bound, const Output& out) {
+    return IsMin ? clampTensor(self, bound, c10::nullopt, out.tensor())
+                 : clampTensor(self, c10::nullopt, bound, out.tensor());
+  }
+};
+
+// --- lerp, addcmul, addcdiv --------------------------------------------------------------
+void checkLerpDTypes(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected dtype ", a.scalar_type(),
+              " for `end` but got dtype ", b.scalar_type());
 }
-at::Tensor& lerp__Scalar(at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {
-  lerpScalar(a, b, w, a);
-  return a;
-}
-at::Tensor& lerp_Scalar_out(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w,
-                            at::Tensor& out) {
-  lerpScalar(a, b, w, out);
-  return out;
-}
+
+struct LerpTensor {
+  static bool native(const at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
+    return nativeAll({a, b, w});
+  }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const at::Tensor& w,
+                            const Output& out) {
+    checkLerpDTypes(a, b);
+    return ternary(TernaryOp::Lerp, a, b, w, out.tensor(), a.scalar_type());
+  }
+};
+
+// A number weight rides in the kernel's alpha: a dense two-input loop, no broadcast operand.
+struct LerpScalar {
+  static bool native(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w) {
+    return nativeAll({a, b}) && !w.isComplex();
+  }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& w,
+                            const Output& out) {
+    checkLerpDTypes(a, b);
+    const c10::Device device = commonDevice({a, b}, "lerp");
+    const kernels::Scalar weight = toKernelScalar(w);
+    return runElementwise(out.tensor(), a.scalar_type(),
+                          {a, asComputeInput(b, a.scalar_type(), device)},
+                          [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                            return kernels::binaryTable().binary(kernels::BinaryOp::Lerp, d,
+                                                                 weight, s);
+                          });
+  }
+};
 
 template <TernaryOp Op>
 struct Addc {
-  static at::Tensor functional(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                               const c10::Scalar& value) {
-    return ternary(Op, self, t1, t2, at::Tensor(), resultOf({self, t1, t2}), value);
+  static bool native(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const c10::Scalar& value) {
+    return nativeAll({self, t1, t2}) && kernelSupports(resultOf({self, t1, t2})) &&
+           !value.isComplex();
   }
-  static at::Tensor& inplace(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                             const c10::Scalar& value) {
-    ternary(Op, self, t1, t2, self, resultOf({self, t1, t2}), value);
-    return self;
-  }
-  static at::Tensor& out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                         const c10::Scalar& value, at::Tensor& out) {
-    ternary(Op, self, t1, t2, out, resultOf({self, t1, t2}), value);
-    return out;
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                            const c10::Scalar& value, const Output& out) {
+    return ternary(Op, self, t1, t2, out.tensor(), resultOf({self, t1, t2}), value);
   }
 };
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("where.self", where);
-  m.impl("where.self_out", where_out);
-  m.impl("masked_fill_.Scalar", masked_fill_Scalar);
-  m.impl("masked_fill_.Tensor", masked_fill_Tensor);
-  m.impl("clamp.Tensor", clamp_Tensor);
-  m.impl("clamp_.Tensor", clamp__Tensor);
-  m.impl("clamp.Tensor_out", clamp_Tensor_out);
-  m.impl("clamp_min.Tensor", clamp_min_Tensor);
-  m.impl("clamp_min_.Tensor", clamp_min__Tensor);
-  m.impl("clamp_min.Tensor_out", clamp_min_Tensor_out);
-  m.impl("clamp_max.Tensor", clamp_max_Tensor);
-  m.impl("clamp_max_.Tensor", clamp_max__Tensor);
-  m.impl("clamp_max.Tensor_out", clamp_max_Tensor_out);
-  m.impl("lerp.Tensor", lerp_Tensor);
-  m.impl("lerp_.Tensor", lerp__Tensor);
-  m.impl("lerp.Tensor_out", lerp_Tensor_out);
-  m.impl("lerp.Scalar", lerp_Scalar);
-  m.impl("lerp_.Scalar", lerp__Scalar);
-  m.impl("lerp.Scalar_out", lerp_Scalar_out);
-  m.impl("addcmul", Addc<TernaryOp::Addcmul>::functional);
-  m.impl("addcmul_", Addc<TernaryOp::Addcmul>::inplace);
-  m.impl("addcmul.out", Addc<TernaryOp::Addcmul>::out);
-  m.impl("addcdiv", Addc<TernaryOp::Addcdiv>::functional);
-  m.impl("addcdiv_", Addc<TernaryOp::Addcdiv>::inplace);
-  m.impl("addcdiv.out", Addc<TernaryOp::Addcdiv>::out);
+  registerForms<Where>(m, "where.self", nullptr, "where.self_out");
+  registerNative<MaskedFillScalar>(m, "masked_fill_.Scalar");
+  registerNative<MaskedFillTensor>(m, "masked_fill_.Tensor");
+  registerForms<ClampTensor>(m, "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out");
+  registerForms<ClampBoundTensor<true>>(m, "clamp_min.Tensor", "clamp_min_.Tensor",
+                                        "clamp_min.Tensor_out");
+  registerForms<ClampBoundTensor<false>>(m, "clamp_max.Tensor", "clamp_max_.Tensor",
+                                         "clamp_max.Tensor_out");
+  registerForms<LerpTensor>(m, "lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out");
+  registerForms<LerpScalar>(m, "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out");
+  registerForms<Addc<TernaryOp::Addcmul>>(m, "addcmul", "addcmul_", "addcmul.out");
+  registerForms<Addc<TernaryOp::Addcdiv>>(m, "addcdiv", "addcdiv_", "addcdiv.out");
 }
 
 }  // namespace

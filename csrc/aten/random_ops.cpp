@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/generator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -73,13 +73,12 @@ bool floating(const at::Tensor& t) {
          t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
 }
 
-at::Tensor& uniform_(at::Tensor& self, double from, double to,
-                     std::optional<at::Generator> gen) {
-  if (!floating(self)) {
-    static auto op = findOp("aten::uniform_", "");
-    fallbackCall<at::Tensor>(op, self, from, to, gen);
-    return self;
+struct Uniform {
+  static bool native(at::Tensor& self, double, double, std::optional<at::Generator>) {
+    return floating(self);
   }
+  static at::Tensor& compute(at::Tensor& self, double from, double to,
+                     std::optional<at::Generator> gen) {
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
   kernels::RandomDesc d;
@@ -90,14 +89,14 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to,
   launch(d, self, gen);
   return self;
 }
+};
 
-at::Tensor& normal_(at::Tensor& self, double mean, double std,
-                    std::optional<at::Generator> gen) {
-  if (!floating(self)) {
-    static auto op = findOp("aten::normal_", "");
-    fallbackCall<at::Tensor>(op, self, mean, std, gen);
-    return self;
+struct Normal {
+  static bool native(at::Tensor& self, double, double, std::optional<at::Generator>) {
+    return floating(self);
   }
+  static at::Tensor& compute(at::Tensor& self, double mean, double std,
+                    std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   kernels::RandomDesc d;
   d.elems = orderedDesc({self});
@@ -107,14 +106,14 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std,
   launch(d, self, gen);
   return self;
 }
+};
 
-at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::bernoulli_", "float");
-    fallbackCall<at::Tensor>(op, self, p, gen);
-    return self;
+struct BernoulliFloat {
+  static bool native(at::Tensor& self, double, std::optional<at::Generator>) {
+    return kernelSupports(self.scalar_type());
   }
+  static at::Tensor& compute(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   kernels::RandomDesc d;
   d.elems = orderedDesc({self});
   d.kind = RandomKind::Bernoulli;
@@ -122,14 +121,14 @@ at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Gener
   launch(d, self, gen);
   return self;
 }
+};
 
-at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
-                              std::optional<at::Generator> gen) {
-  if (!kernelSupports(self.scalar_type()) || !floating(p) || !p.is_privateuseone()) {
-    static auto op = findOp("aten::bernoulli_", "Tensor");
-    fallbackCall<at::Tensor>(op, self, p, gen);
-    return self;
+struct BernoulliTensor {
+  static bool native(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator>) {
+    return kernelSupports(self.scalar_type()) && floating(p) && p.is_privateuseone();
   }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> gen) {
   // p must broadcast to self (CPU's message from expand).
   at::Tensor pe = p.expand(self.sizes());
   kernels::RandomDesc d;
@@ -138,11 +137,17 @@ at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
   launch(d, self, gen);
   return self;
 }
+};
 
-at::Tensor bernoulli(const at::Tensor& self, std::optional<at::Generator> gen) {
-  at::Tensor out = at::empty(self.sizes(), self.options());
-  return bernoulli_tensor_(out, self, gen);
-}
+struct Bernoulli {
+  static bool native(const at::Tensor& self, std::optional<at::Generator>) {
+    return floating(self) && self.is_privateuseone();
+  }
+  static at::Tensor compute(const at::Tensor& self, std::optional<at::Generator> gen) {
+    at::Tensor out = at::empty(self.sizes(), self.options());
+    return BernoulliTensor::compute(out, self, gen);
+  }
+};
 
 // random_ forms: integers in [from, from + range); range 0 means all 64 bits.
 at::Tensor& randomRange(at::Tensor& self, int64_t from, uint64_t range,
@@ -173,32 +178,32 @@ int64_t randomMax(c10::ScalarType t) {
   }
 }
 
-at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::random_", "");
-    fallbackCall<at::Tensor>(op, self, gen);
-    return self;
+struct Random {
+  static bool native(at::Tensor& self, std::optional<at::Generator>) {
+    return kernelSupports(self.scalar_type());
   }
+  static at::Tensor& compute(at::Tensor& self, std::optional<at::Generator> gen) {
   return randomRange(self, 0, static_cast<uint64_t>(randomMax(self.scalar_type())) + 1, gen);
 }
+};
 
-at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::random_", "to");
-    fallbackCall<at::Tensor>(op, self, to, gen);
-    return self;
+struct RandomTo {
+  static bool native(at::Tensor& self, int64_t, std::optional<at::Generator>) {
+    return kernelSupports(self.scalar_type());
   }
+  static at::Tensor& compute(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 < to, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
   return randomRange(self, 0, static_cast<uint64_t>(to), gen);
 }
+};
 
-at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
-                         std::optional<at::Generator> gen) {
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::random_", "from");
-    fallbackCall<at::Tensor>(op, self, from, to, gen);
-    return self;
+struct RandomFrom {
+  static bool native(at::Tensor& self, int64_t, std::optional<int64_t>,
+                     std::optional<at::Generator>) {
+    return kernelSupports(self.scalar_type());
   }
+  static at::Tensor& compute(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> gen) {
   if (!to) {
     // [from, max of the dtype]
     const int64_t hi = randomMax(self.scalar_type());
@@ -210,28 +215,30 @@ at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> 
               " >= to=", *to);
   return randomRange(self, from, static_cast<uint64_t>(*to) - static_cast<uint64_t>(from), gen);
 }
+};
 
-std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
-                                                  std::optional<bool> train) {
-  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  if (!floating(input) || (train.has_value() && !*train)) {
-    // Evaluation (or an odd dtype): CPU's semantics, out = input, mask all true.
-    static auto op = findOp("aten::native_dropout", "");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, input, p, train);
-    cpuFallback(op, &stack);
-    return {stack[0].toTensor(), stack[1].toTensor()};
+struct NativeDropout {
+  static bool native(const at::Tensor& input, double, std::optional<bool>) {
+    return floating(input);
   }
-  at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
-  kernels::RandomDesc d;
-  d.elems = orderedDesc({out, mask, input});
-  d.kind = RandomKind::Dropout;
-  d.a = 1.0 - p;                      // keep probability
-  d.b = p == 1 ? 0.0 : 1.0 / (1.0 - p);  // scale
-  launch(d, out, std::nullopt);
-  return {out, mask};
-}
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& input, double p,
+                                                    std::optional<bool> train) {
+    TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+    at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+    if (train.has_value() && !*train) {  // evaluation, as on CPU: out = input, mask all true
+      mask.fill_(true);
+      return {input.clone(), mask};
+    }
+    at::Tensor out = at::empty(input.sizes(), input.options());
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({out, mask, input});
+    d.kind = RandomKind::Dropout;
+    d.a = 1.0 - p;                         // keep probability
+    d.b = p == 1 ? 0.0 : 1.0 / (1.0 - p);  // scale
+    launch(d, out, std::nullopt);
+    return {out, mask};
+  }
+};
 
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask,
                                    double scale) {
@@ -240,15 +247,15 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("uniform_", uniform_);
-  m.impl("normal_", normal_);
-  m.impl("bernoulli_.float", bernoulli_float_);
-  m.impl("bernoulli_.Tensor", bernoulli_tensor_);
-  m.impl("bernoulli", bernoulli);
-  m.impl("random_", random_);
-  m.impl("random_.to", random_to_);
-  m.impl("random_.from", random_from_);
-  m.impl("native_dropout", native_dropout);
+  registerNative<Uniform>(m, "uniform_");
+  registerNative<Normal>(m, "normal_");
+  registerNative<BernoulliFloat>(m, "bernoulli_.float");
+  registerNative<BernoulliTensor>(m, "bernoulli_.Tensor");
+  registerNative<Bernoulli>(m, "bernoulli");
+  registerNative<Random>(m, "random_");
+  registerNative<RandomTo>(m, "random_.to");
+  registerNative<RandomFrom>(m, "random_.from");
+  registerNative<NativeDropout>(m, "native_dropout");
   m.impl("native_dropout_backward", native_dropout_backward);
 }
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/reduce.h"
@@ -107,207 +107,207 @@ int64_t reducedNumel(const Tensor& self, const DimMask& mask) {
   return n;
 }
 
-Tensor emptyResult(const Tensor& self, const DimMask& mask, bool keepdim, c10::ScalarType dtype) {
-  return at::empty(at::native::shape_from_dim_mask(self, mask, keepdim),
-                   self.options().dtype(dtype));
+// The result of reducing `self` over `mask`: new, or the given out= tensor resized, which
+// must have the result's dtype (as for CPU's reductions).
+Tensor reduceResult(const Output& out, const Tensor& self, const DimMask& mask, bool keepdim,
+                    c10::ScalarType dtype) {
+  return out.allocate(at::native::shape_from_dim_mask(self, mask, keepdim),
+                      self.options().dtype(dtype), Output::DTypeRule::Exact);
 }
 
-void resizeResult(const Tensor& out, const Tensor& self, const DimMask& mask, bool keepdim) {
-  at::native::resize_output(out, at::native::shape_from_dim_mask(self, mask, keepdim));
+// The dtype a sum or prod accumulates into: `dtype`, else an out= tensor's, else self's
+// (integers and bool promoted to int64).
+c10::ScalarType sumDType(const Tensor& self, std::optional<c10::ScalarType> dtype,
+                         const Output& out) {
+  if (dtype) return *dtype;
+  if (out.isGiven()) return out.tensor().scalar_type();
+  return at::native::get_dtype_from_self(self, dtype, true);
 }
 
-bool native(const Tensor& self, c10::ScalarType out_dtype) {
-  return kernelSupports(self.scalar_type()) && kernelSupports(out_dtype);
-}
-
-template <class... Args>
-Tensor fallback(const char* name, const char* overload, Args&&... args) {
-  return fallbackCall<Tensor>(findOp(name, overload), std::forward<Args>(args)...);
+bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+  return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
 
 // --- sum, mean, prod ------------------------------------------------------------------------
 
-Tensor& sum_out(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                std::optional<c10::ScalarType> dtype, Tensor& out) {
-  const c10::ScalarType out_dtype = dtype ? *dtype : out.scalar_type();
-  if (!native(self, out_dtype)) {
-    fallback("aten::sum", "IntList_out", self, dim, keepdim, dtype, out);
-    return out;
+struct Sum {
+  static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
+                     std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
   }
-  TORCH_CHECK(out.scalar_type() == out_dtype, "Expected out tensor to have dtype ", out_dtype,
-              ", but got ", out.scalar_type(), " instead");
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  resizeResult(out, self, mask, keepdim);
-  launchReduce(ReduceOp::Sum, self, mask, keepdim, out, {});
-  return out;
-}
-
-Tensor sum_dim(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-               std::optional<c10::ScalarType> dtype) {
-  const c10::ScalarType out_dtype = at::native::get_dtype_from_self(self, dtype, true);
-  if (!native(self, out_dtype)) return fallback("aten::sum", "dim_IntList", self, dim, keepdim, dtype);
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  Tensor out = emptyResult(self, mask, keepdim, out_dtype);
-  launchReduce(ReduceOp::Sum, self, mask, keepdim, out, {});
-  return out;
-}
-
-Tensor sum_full(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return sum_dim(self, std::nullopt, false, dtype);
-}
-
-Tensor& mean_out(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                 std::optional<c10::ScalarType> dtype, Tensor& out) {
-  const c10::ScalarType out_dtype = dtype ? *dtype : out.scalar_type();
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()) ||
-                  dtype.has_value(),
-              "mean(): could not infer output dtype. Input dtype must be either a floating "
-              "point or complex dtype. Got: ", self.scalar_type());
-  TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
-              "mean(): could not infer output dtype. Optional dtype must be either a floating "
-              "point or complex dtype. Got: ", out_dtype);
-  if (!native(self, out_dtype)) {
-    fallback("aten::mean", "out", self, dim, keepdim, dtype, out);
-    return out;
+  static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<c10::ScalarType> dtype, const Output& out) {
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor result = reduceResult(out, self, mask, keepdim, sumDType(self, dtype, out));
+    launchReduce(ReduceOp::Sum, self, mask, keepdim, result, {});
+    return out.finish(result);
   }
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  resizeResult(out, self, mask, keepdim);
-  kernels::ReduceParams p;
-  p.factor = 1.0 / static_cast<double>(reducedNumel(self, mask));
-  launchReduce(ReduceOp::Sum, self, mask, keepdim, out, {}, p);
-  return out;
-}
+};
 
-Tensor mean_dim(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                std::optional<c10::ScalarType> dtype) {
-  const c10::ScalarType out_dtype = dtype ? *dtype : self.scalar_type();
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  Tensor out = emptyResult(self, mask, keepdim, out_dtype);
-  return mean_out(self, dim, keepdim, dtype, out);
-}
+struct SumFull {
+  static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    return Sum::compute(self, std::nullopt, false, dtype, Output());
+  }
+};
 
-Tensor mean_full(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return mean_dim(self, std::nullopt, false, dtype);
-}
+struct Mean {
+  static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
+                     std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<c10::ScalarType> dtype, const Output& out) {
+    const c10::ScalarType out_dtype =
+        dtype ? *dtype : (out.isGiven() ? out.tensor().scalar_type() : self.scalar_type());
+    TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()) ||
+                    dtype.has_value(),
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                "point or complex dtype. Got: ", self.scalar_type());
+    TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
+                "mean(): could not infer output dtype. Optional dtype must be either a floating "
+                "point or complex dtype. Got: ", out_dtype);
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor result = reduceResult(out, self, mask, keepdim, out_dtype);
+    kernels::ReduceParams p;
+    p.factor = 1.0 / static_cast<double>(reducedNumel(self, mask));
+    launchReduce(ReduceOp::Sum, self, mask, keepdim, result, {}, p);
+    return out.finish(result);
+  }
+};
 
-Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
-  const c10::ScalarType out_dtype = at::native::get_dtype_from_self(self, dtype, true);
-  if (!native(self, out_dtype)) return fallback("aten::prod", "dim_int", self, dim, keepdim, dtype);
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  Tensor out = emptyResult(self, mask, keepdim, out_dtype);
-  launchReduce(ReduceOp::Prod, self, mask, keepdim, out, {});
-  return out;
-}
+struct MeanFull {
+  static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    return Mean::compute(self, std::nullopt, false, dtype, Output());
+  }
+};
 
-Tensor prod_full(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  const c10::ScalarType out_dtype = at::native::get_dtype_from_self(self, dtype, true);
-  if (!native(self, out_dtype)) return fallback("aten::prod", "", self, dtype);
-  const DimMask mask = at::native::make_dim_mask(std::nullopt, self.dim());
-  Tensor out = emptyResult(self, mask, false, out_dtype);
-  launchReduce(ReduceOp::Prod, self, mask, false, out, {});
-  return out;
-}
+struct Prod {
+  static bool native(const Tensor& self, int64_t, bool, std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, int64_t dim, bool keepdim,
+                        std::optional<c10::ScalarType> dtype, const Output& out) {
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor result = reduceResult(out, self, mask, keepdim, sumDType(self, dtype, out));
+    launchReduce(ReduceOp::Prod, self, mask, keepdim, result, {});
+    return out.finish(result);
+  }
+};
+
+struct ProdFull {
+  static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+    const DimMask mask = at::native::make_dim_mask(std::nullopt, self.dim());
+    Tensor result = reduceResult(Output(), self, mask, false, sumDType(self, dtype, Output()));
+    launchReduce(ReduceOp::Prod, self, mask, false, result, {});
+    return result;
+  }
+};
 
 // --- max / min family -----------------------------------------------------------------------
 
-void checkNonEmpty(const Tensor& self, at::IntArrayRef dims, const char* name) {
-  if (self.numel() == 0) at::native::zero_numel_check_dims(self, dims, name);
-}
-
-Tensor& extreme_out(ReduceOp op, const char* name, const Tensor& self, at::IntArrayRef dim,
-                    bool keepdim, Tensor& out) {
-  checkNonEmpty(self, dim, name);
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
-              self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  resizeResult(out, self, mask, keepdim);
-  launchReduce(op, self, mask, keepdim, out, {});
-  return out;
+constexpr const char* extremeName(ReduceOp op, const char* max_name, const char* min_name) {
+  return op == ReduceOp::Max ? max_name : min_name;
 }
 
 template <ReduceOp Op>
-Tensor amax(const Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  const char* name = Op == ReduceOp::Max ? "amax" : "amin";
-  if (!native(self, self.scalar_type())) return fallback(Op == ReduceOp::Max ? "aten::amax" : "aten::amin", "", self, dim, keepdim);
-  Tensor out = at::empty({0}, self.options());
-  return extreme_out(Op, name, self, dim, keepdim, out);
-}
-
-template <ReduceOp Op>
-Tensor& amax_out(const Tensor& self, at::IntArrayRef dim, bool keepdim, Tensor& out) {
-  return extreme_out(Op, Op == ReduceOp::Max ? "amax" : "amin", self, dim, keepdim, out);
-}
-
-template <ReduceOp Op>
-Tensor max_full(const Tensor& self) {
-  const char* name = Op == ReduceOp::Max ? "max" : "min";
-  if (!native(self, self.scalar_type())) return fallback(Op == ReduceOp::Max ? "aten::max" : "aten::min", "", self);
-  TORCH_CHECK(self.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0. "
-              "Specify the reduction dim with the 'dim' argument.");
-  Tensor out = at::empty({}, self.options());
-  launchReduce(Op, self, at::native::make_dim_mask(std::nullopt, self.dim()), false, out, {});
-  return out;
-}
-
-template <ReduceOp Op>
-std::tuple<Tensor&, Tensor&> max_dim_out(const Tensor& self, int64_t dim, bool keepdim,
-                                         Tensor& values, Tensor& indices) {
-  const char* name = Op == ReduceOp::Max ? "max" : "min";
-  TORCH_CHECK(kernelSupports(self.scalar_type()), name, ": unsupported dtype ", self.scalar_type());
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  if (self.numel() == 0) at::native::zero_numel_check_dims(self, dim, name);
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "expected scalar_type ", self.scalar_type(),
-              " but found ", values.scalar_type());
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected indices to have dtype Long");
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  resizeResult(values, self, mask, keepdim);
-  resizeResult(indices, self, mask, keepdim);
-  launchReduce(Op, self, mask, keepdim, values, indices);
-  return {values, indices};
-}
-
-template <ReduceOp Op>
-std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  Tensor values = at::empty({0}, self.options());
-  Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
-  max_dim_out<Op>(self, dim, keepdim, values, indices);
-  return {values, indices};
-}
-
-template <ReduceOp Op>
-Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  const char* name = Op == ReduceOp::Max ? "argmax" : "argmin";
-  TORCH_CHECK(kernelSupports(self.scalar_type()), name, ": unsupported dtype ", self.scalar_type());
-  TORCH_CHECK(self.scalar_type() != at::kBool, name, "(): does not support bool input");
-  TORCH_CHECK(out.scalar_type() == at::kLong, "Expected out tensor to have dtype Long");
-  DimMask mask;
-  if (dim) {
-    const int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
-    if (self.numel() == 0) at::native::zero_numel_check_dims(self, d, name);
-    mask = at::native::make_dim_mask(d, self.dim());
-  } else {
-    TORCH_CHECK_INDEX(self.numel() != 0, name,
-                      "(): Expected reduction dim to be specified for input.numel() == 0.");
-    mask = at::native::make_dim_mask(std::nullopt, self.dim());
+struct Amax {
+  static bool native(const Tensor& self, at::IntArrayRef, bool) {
+    return kernelSupports(self.scalar_type());
   }
-  resizeResult(out, self, mask, keepdim);
-  launchReduce(Op, self, mask, keepdim, {}, out);
-  return out;
-}
+  static Tensor compute(const Tensor& self, at::IntArrayRef dim, bool keepdim,
+                        const Output& out) {
+    if (self.numel() == 0) at::native::zero_numel_check_dims(self, dim, extremeName(Op, "amax", "amin"));
+    TORCH_CHECK(!out.isGiven() || self.scalar_type() == out.tensor().scalar_type(),
+                "Expected the dtype for input and out to match, but got ", self.scalar_type(),
+                " for input's dtype and ", out.tensor().scalar_type(), " for out's dtype.");
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor result = reduceResult(out, self, mask, keepdim, self.scalar_type());
+    launchReduce(Op, self, mask, keepdim, result, {});
+    return out.finish(result);
+  }
+};
 
 template <ReduceOp Op>
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  Tensor out = at::empty({0}, self.options().dtype(at::kLong));
-  return argmax_out<Op>(self, dim, keepdim, out);
-}
+struct MaxFull {
+  static bool native(const Tensor& self) { return kernelSupports(self.scalar_type()); }
+  static Tensor compute(const Tensor& self) {
+    TORCH_CHECK(self.numel() > 0, extremeName(Op, "max", "min"),
+                "(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.");
+    Tensor out = at::empty({}, self.options());
+    launchReduce(Op, self, at::native::make_dim_mask(std::nullopt, self.dim()), false, out, {});
+    return out;
+  }
+};
+
+// max.dim / min.dim: values and their indices.
+template <ReduceOp Op>
+struct MaxDim {
+  static constexpr int kOutputs = 2;
+  static bool native(const Tensor& self, int64_t, bool) {
+    return kernelSupports(self.scalar_type());
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, int64_t dim, bool keepdim,
+                                            const Output& values, const Output& indices) {
+    const char* name = extremeName(Op, "max", "min");
+    dim = c10::maybe_wrap_dim(dim, self.dim());
+    if (self.numel() == 0) at::native::zero_numel_check_dims(self, dim, name);
+    TORCH_CHECK(!values.isGiven() || values.tensor().scalar_type() == self.scalar_type(),
+                "expected scalar_type ", self.scalar_type(), " but found ",
+                values.tensor().scalar_type());
+    TORCH_CHECK(!indices.isGiven() || indices.tensor().scalar_type() == at::kLong,
+                "expected indices to have dtype Long");
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor v = reduceResult(values, self, mask, keepdim, self.scalar_type());
+    Tensor i = reduceResult(indices, self, mask, keepdim, at::kLong);
+    values.checkNoOverlap({self});
+    indices.checkNoOverlap({self});
+    launchReduce(Op, self, mask, keepdim, v, i);
+    return {values.finish(v), indices.finish(i)};
+  }
+};
+
+template <ReduceOp Op>
+struct Argmax {
+  static bool native(const Tensor& self, std::optional<int64_t>, bool) {
+    return kernelSupports(self.scalar_type());
+  }
+  static Tensor compute(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                        const Output& out) {
+    const char* name = extremeName(Op, "argmax", "argmin");
+    TORCH_CHECK(self.scalar_type() != at::kBool, name, "(): does not support bool input");
+    DimMask mask;
+    if (dim) {
+      const int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
+      if (self.numel() == 0) at::native::zero_numel_check_dims(self, d, name);
+      mask = at::native::make_dim_mask(d, self.dim());
+    } else {
+      TORCH_CHECK_INDEX(self.numel() != 0, name,
+                        "(): Expected reduction dim to be specified for input.numel() == 0.");
+      mask = at::native::make_dim_mask(std::nullopt, self.dim());
+    }
+    Tensor result = reduceResult(out, self, mask, keepdim, at::kLong);
+    launchReduce(Op, self, mask, keepdim, {}, result);
+    return out.finish(result);
+  }
+};
 
 // --- var / std ------------------------------------------------------------------------------
 
 c10::ScalarType checkVarInput(const Tensor& self, const char* name) {
   const c10::ScalarType t = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
-              name, "(): input tensor should be of floating point or complex dtype. Got ", t, " instead.");
-  TORCH_CHECK(kernelSupports(t), name, ": unsupported dtype ", t);
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), name,
+              "(): input tensor should be of floating point or complex dtype. Got ", t,
+              " instead.");
   return t;
 }
 
@@ -318,67 +318,92 @@ kernels::ReduceParams varParams(const std::optional<c10::Scalar>& correction, bo
   return p;
 }
 
-template <bool Std>
-Tensor var(const Tensor& self, at::OptionalIntArrayRef dim,
-           const std::optional<c10::Scalar>& correction, bool keepdim) {
-  const c10::ScalarType t = checkVarInput(self, Std ? "std" : "var");
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  Tensor out = emptyResult(self, mask, keepdim, t);
-  launchReduce(ReduceOp::Var, self, mask, keepdim, out, {}, varParams(correction, Std));
-  return out;
+bool nativeVar(const Tensor& self, const std::optional<c10::Scalar>& correction) {
+  return kernelSupports(self.scalar_type()) && (!correction || !correction->isComplex());
 }
 
 template <bool Std>
-std::tuple<Tensor, Tensor> var_mean(const Tensor& self, at::OptionalIntArrayRef dim,
-                                    const std::optional<c10::Scalar>& correction, bool keepdim) {
-  const c10::ScalarType t = checkVarInput(self, Std ? "std_mean" : "var_mean");
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-  Tensor out = emptyResult(self, mask, keepdim, t);
-  Tensor mean = emptyResult(self, mask, keepdim, t);
-  launchReduce(ReduceOp::Var, self, mask, keepdim, out, mean, varParams(correction, Std));
-  return {out, mean};
-}
+struct Var {
+  static bool native(const Tensor& self, at::OptionalIntArrayRef,
+                     const std::optional<c10::Scalar>& correction, bool) {
+    return nativeVar(self, correction);
+  }
+  static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim,
+                        const std::optional<c10::Scalar>& correction, bool keepdim,
+                        const Output& out) {
+    const c10::ScalarType t = checkVarInput(self, Std ? "std" : "var");
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor result = reduceResult(out, self, mask, keepdim, t);
+    launchReduce(ReduceOp::Var, self, mask, keepdim, result, {}, varParams(correction, Std));
+    return out.finish(result);
+  }
+};
+
+template <bool Std>
+struct VarMean {
+  static constexpr int kOutputs = 2;
+  static bool native(const Tensor& self, at::OptionalIntArrayRef,
+                     const std::optional<c10::Scalar>& correction, bool) {
+    return nativeVar(self, correction);
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction,
+                                            bool keepdim, const Output& var_out,
+                                            const Output& mean_out) {
+    const c10::ScalarType t = checkVarInput(self, Std ? "std_mean" : "var_mean");
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    Tensor var = reduceResult(var_out, self, mask, keepdim, t);
+    Tensor mean = reduceResult(mean_out, self, mask, keepdim, t);
+    launchReduce(ReduceOp::Var, self, mask, keepdim, var, mean, varParams(correction, Std));
+    return {var_out.finish(var), mean_out.finish(mean)};
+  }
+};
 
 // --- norms ----------------------------------------------------------------------------------
 
-Tensor& vector_norm_out(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
-                        bool keepdim, std::optional<c10::ScalarType> dtype, Tensor& out) {
-  const c10::ScalarType t = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
-              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", t);
-  const c10::ScalarType out_dtype = dtype ? *dtype : out.scalar_type();
-  if (!native(self, out_dtype)) {
-    fallback("aten::linalg_vector_norm", "out", self, ord, dim, keepdim, dtype, out);
-    return out;
+struct VectorNorm {
+  static bool native(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef, bool,
+                     std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype) && !ord.isComplex();
   }
-  const double p = ord.toDouble();
-  const DimMask mask = at::native::make_dim_mask(dim, self.dim(), /*allow_empty_dims=*/true);
-  if (self.numel() == 0 && p < 0) {
-    TORCH_CHECK(false, "linalg.vector_norm cannot compute the ", p,
-                " norm on an empty tensor because the operation does not have an identity");
+  static Tensor compute(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                        bool keepdim, std::optional<c10::ScalarType> dtype, const Output& out) {
+    const c10::ScalarType t = self.scalar_type();
+    TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+                t);
+    const c10::ScalarType out_dtype =
+        dtype ? *dtype : (out.isGiven() ? out.tensor().scalar_type() : t);
+    const double p = ord.toDouble();
+    const DimMask mask = at::native::make_dim_mask(dim, self.dim(), /*allow_empty_dims=*/true);
+    if (self.numel() == 0 && p < 0) {
+      TORCH_CHECK(false, "linalg.vector_norm cannot compute the ", p,
+                  " norm on an empty tensor because the operation does not have an identity");
+    }
+    Tensor result = reduceResult(out, self, mask, keepdim, out_dtype);
+    kernels::ReduceParams params;
+    params.p = p;
+    launchReduce(ReduceOp::Norm, self, mask, keepdim, result, {}, params);
+    return out.finish(result);
   }
-  resizeResult(out, self, mask, keepdim);
-  kernels::ReduceParams params;
-  params.p = p;
-  launchReduce(ReduceOp::Norm, self, mask, keepdim, out, {}, params);
-  return out;
-}
+};
 
-Tensor vectorNorm(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
-                   bool keepdim, std::optional<c10::ScalarType> dtype) {
-  if (!kernelSupports(self.scalar_type()))
-    return fallback("aten::linalg_vector_norm", "", self, ord, dim, keepdim, dtype);
-  Tensor out = at::empty({0}, self.options().dtype(dtype ? *dtype : self.scalar_type()));
-  return vector_norm_out(self, ord, dim, keepdim, dtype, out);
-}
-
-std::vector<Tensor> foreach_norm(at::TensorList tensors, const c10::Scalar& ord,
-                                 std::optional<c10::ScalarType> dtype) {
-  std::vector<Tensor> result;
-  result.reserve(tensors.size());
-  for (const Tensor& t : tensors) result.push_back(vectorNorm(t, ord, std::nullopt, false, dtype));
-  return result;
-}
+struct ForeachNorm {
+  static bool native(at::TensorList tensors, const c10::Scalar& ord,
+                     std::optional<c10::ScalarType> dtype) {
+    for (const Tensor& t : tensors)
+      if (!VectorNorm::native(t, ord, std::nullopt, false, dtype)) return false;
+    return true;
+  }
+  static std::vector<Tensor> compute(at::TensorList tensors, const c10::Scalar& ord,
+                                     std::optional<c10::ScalarType> dtype) {
+    std::vector<Tensor> result;
+    result.reserve(tensors.size());
+    for (const Tensor& t : tensors)
+      result.push_back(VectorNorm::compute(t, ord, std::nullopt, false, dtype, Output()));
+    return result;
+  }
+};
 
 // --- cumsum ---------------------------------------------------------------------------------
 
@@ -403,62 +428,48 @@ Tensor cumsumInto(const Tensor& self, int64_t dim, c10::ScalarType out_dtype) {
   return out;
 }
 
-Tensor cumsumFn(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  const c10::ScalarType out_dtype = at::native::get_dtype_from_self(self, dtype, true);
-  if (!native(self, out_dtype)) return fallback("aten::cumsum", "", self, dim, dtype);
-  return cumsumInto(self, dim, out_dtype);
-}
-
-Tensor& cumsumInplace(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  TORCH_CHECK(!dtype || *dtype == self.scalar_type(),
-              "provided dtype must match the dtype of self tensor in cumsum. Got ", *dtype,
-              " and ", self.scalar_type(), ".");
-  self.copy_(cumsumFn(self, dim, self.scalar_type()));
-  return self;
-}
-
-Tensor& cumsum_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype,
-                   Tensor& out) {
-  const c10::ScalarType out_dtype = dtype ? *dtype : out.scalar_type();
-  Tensor result = cumsumFn(self, dim, out_dtype);
-  at::native::resize_output(out, self.sizes());
-  out.copy_(result);
-  return out;
-}
+struct Cumsum {
+  static bool native(const Tensor& self, int64_t, std::optional<c10::ScalarType> dtype) {
+    return nativeInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype,
+                        const Output& out) {
+    if (out.form() == Output::Form::InPlace) {
+      TORCH_CHECK(!dtype || *dtype == self.scalar_type(),
+                  "provided dtype must match the dtype of self tensor in cumsum. Got ", *dtype,
+                  " and ", self.scalar_type(), ".");
+    }
+    const c10::ScalarType out_dtype = sumDType(self, dtype, out);
+    Tensor scanned = cumsumInto(self, dim, out_dtype);
+    if (!out.isGiven()) return scanned;
+    Tensor result = out.allocate(self.sizes(), self.options().dtype(out_dtype));
+    result.copy_(scanned);
+    return out.finish(result);
+  }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sum", sum_full);
-  m.impl("sum.dim_IntList", sum_dim);
-  m.impl("sum.IntList_out", sum_out);
-  m.impl("mean", mean_full);
-  m.impl("mean.dim", mean_dim);
-  m.impl("mean.out", mean_out);
-  m.impl("prod", prod_full);
-  m.impl("prod.dim_int", prod_dim);
-  m.impl("amax", amax<ReduceOp::Max>);
-  m.impl("amax.out", amax_out<ReduceOp::Max>);
-  m.impl("amin", amax<ReduceOp::Min>);
-  m.impl("amin.out", amax_out<ReduceOp::Min>);
-  m.impl("max", max_full<ReduceOp::Max>);
-  m.impl("min", max_full<ReduceOp::Min>);
-  m.impl("max.dim", max_dim<ReduceOp::Max>);
-  m.impl("min.dim", max_dim<ReduceOp::Min>);
-  m.impl("max.dim_max", max_dim_out<ReduceOp::Max>);
-  m.impl("min.dim_min", max_dim_out<ReduceOp::Min>);
-  m.impl("argmax", argmax<ReduceOp::Max>);
-  m.impl("argmin", argmax<ReduceOp::Min>);
-  m.impl("argmax.out", argmax_out<ReduceOp::Max>);
-  m.impl("argmin.out", argmax_out<ReduceOp::Min>);
-  m.impl("var.correction", var<false>);
-  m.impl("std.correction", var<true>);
-  m.impl("var_mean.correction", var_mean<false>);
-  m.impl("std_mean.correction", var_mean<true>);
-  m.impl("linalg_vector_norm", vectorNorm);
-  m.impl("linalg_vector_norm.out", vector_norm_out);
-  m.impl("_foreach_norm.Scalar", foreach_norm);
-  m.impl("cumsum", cumsumFn);
-  m.impl("cumsum_", cumsumInplace);
-  m.impl("cumsum.out", cumsum_out);
+  registerNative<SumFull>(m, "sum");
+  registerForms<Sum>(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
+  registerNative<MeanFull>(m, "mean");
+  registerForms<Mean>(m, "mean.dim", nullptr, "mean.out");
+  registerNative<ProdFull>(m, "prod");
+  registerForms<Prod>(m, "prod.dim_int", nullptr, "prod.int_out");
+  registerForms<Amax<ReduceOp::Max>>(m, "amax", nullptr, "amax.out");
+  registerForms<Amax<ReduceOp::Min>>(m, "amin", nullptr, "amin.out");
+  registerNative<MaxFull<ReduceOp::Max>>(m, "max");
+  registerNative<MaxFull<ReduceOp::Min>>(m, "min");
+  registerForms<MaxDim<ReduceOp::Max>>(m, "max.dim", nullptr, "max.dim_max");
+  registerForms<MaxDim<ReduceOp::Min>>(m, "min.dim", nullptr, "min.dim_min");
+  registerForms<Argmax<ReduceOp::Max>>(m, "argmax", nullptr, "argmax.out");
+  registerForms<Argmax<ReduceOp::Min>>(m, "argmin", nullptr, "argmin.out");
+  registerForms<Var<false>>(m, "var.correction", nullptr, "var.correction_out");
+  registerForms<Var<true>>(m, "std.correction", nullptr, "std.correction_out");
+  registerForms<VarMean<false>>(m, "var_mean.correction", nullptr, "var_mean.correction_out");
+  registerForms<VarMean<true>>(m, "std_mean.correction", nullptr, "std_mean.correction_out");
+  registerForms<VectorNorm>(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
+  registerNative<ForeachNorm>(m, "_foreach_norm.Scalar");
+  registerForms<Cumsum>(m, "cumsum", "cumsum_", "cumsum.out");
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -20,36 +20,35 @@ namespace {
 
 // ---- nonzero ------------------------------------------------------------------------------
 
-at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
-  TORCH_CHECK(self.dim() <= kernels::kMaxDims, "nonzero is not supported for tensors with more than ", kernels::kMaxDims, " dimensions");
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::nonzero", "out");
-    return fallbackCall<at::Tensor>(op, self, out), out;
-  }
-  const int device = self.device().index();
-  rt::Stream stream = currentRuntimeStream(device);
-  int64_t count = 0;
-  if (self.numel() > 0) {
-    at::Tensor dev_count = at::empty({1}, self.options().dtype(at::kLong));
-    ACCEL_RT_CHECK(kernels::indexTable().nonzero_count(rowMajorDesc(self),
-                                                       dev_count.data_ptr<int64_t>(), stream),
+struct Nonzero {
+  static bool native(const at::Tensor& self) { return kernelSupports(self.scalar_type()); }
+  static at::Tensor compute(const at::Tensor& self, const Output& out) {
+    TORCH_CHECK(!out.isGiven() || out.tensor().scalar_type() == at::kLong,
+                "nonzero: Expected out tensor to have scalar type Long but got scalar type",
+                out.tensor().scalar_type());
+    TORCH_CHECK(self.dim() <= kernels::kMaxDims,
+                "nonzero is not supported for tensors with more than ", kernels::kMaxDims,
+                " dimensions");
+    const int device = self.device().index();
+    rt::Stream stream = currentRuntimeStream(device);
+    int64_t count = 0;
+    if (self.numel() > 0) {
+      at::Tensor dev_count = at::empty({1}, self.options().dtype(at::kLong));
+      ACCEL_RT_CHECK(kernels::indexTable().nonzero_count(rowMajorDesc(self),
+                                                         dev_count.data_ptr<int64_t>(), stream),
+                     device);
+      count = dev_count.cpu().item<int64_t>();  // the output's shape needs it on the host
+    }
+    at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
+                                     Output::DTypeRule::Exact, /*contiguous=*/true);
+    out.checkNoOverlap({self});
+    if (count == 0 || self.dim() == 0) return out.finish(result);
+    ACCEL_RT_CHECK(kernels::indexTable().nonzero(rowMajorDesc(self), result.data_ptr<int64_t>(),
+                                                 stream),
                    device);
-    count = dev_count.cpu().item<int64_t>();  // the output's shape needs it on the host
+    return out.finish(result);
   }
-  out.resize_({count, self.dim()});
-  if (count == 0 || self.dim() == 0) return out;
-  at::Tensor dense = out.is_contiguous() ? out : at::empty({count, self.dim()}, out.options());
-  ACCEL_RT_CHECK(kernels::indexTable().nonzero(rowMajorDesc(self), dense.data_ptr<int64_t>(), stream),
-                 device);
-  if (!dense.is_same(out)) copyOnDevice(out, dense);
-  return out;
-}
-
-at::Tensor nonzero(const at::Tensor& self) {
-  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
-  return nonzero_out(self, out);
-}
+};
 
 // ---- cat ----------------------------------------------------------------------------------
 
@@ -99,32 +98,22 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
   return out;
 }
 
-at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
-  at::Tensor out = at::empty({0}, tensors.front().options().dtype(at::native::result_type(tensors)));
-  return cat_out(tensors, dim, out);
-}
-
-bool catSupported(const at::ITensorListRef& tensors) {
-  for (const auto& t : tensors)
-    if (!kernelSupports(t.scalar_type())) return false;
-  return true;
-}
-
-at::Tensor cat_entry(const at::ITensorListRef& tensors, int64_t dim) {
-  if (!catSupported(tensors)) {
-    static auto op = findOp("aten::cat", "");
-    return fallbackCall<at::Tensor>(op, std::vector<at::Tensor>(tensors.begin(), tensors.end()), dim);
+struct Cat {
+  static bool native(const at::ITensorListRef& tensors, int64_t) {
+    for (const auto& t : tensors)
+      if (!kernelSupports(t.scalar_type())) return false;
+    return true;
   }
-  return cat(tensors, dim);
-}
-
-at::Tensor& cat_out_entry(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
-  if (!catSupported(tensors) || !kernelSupports(out.scalar_type())) {
-    static auto op = findOp("aten::cat", "out");
-    return fallbackCall<at::Tensor>(op, std::vector<at::Tensor>(tensors.begin(), tensors.end()), dim, out), out;
+  static at::Tensor compute(const at::ITensorListRef& tensors, int64_t dim, const Output& out) {
+    if (out.isGiven()) {
+      at::Tensor target = out.tensor();
+      return cat_out(tensors, dim, target);
+    }
+    at::Tensor result =
+        at::empty({0}, tensors.front().options().dtype(at::native::result_type(tensors)));
+    return cat_out(tensors, dim, result);
   }
-  return cat_out(tensors, dim, out);
-}
+};
 
 // ---- triu / tril --------------------------------------------------------------------------
 
@@ -151,41 +140,24 @@ void triangle(const at::Tensor& out, const at::Tensor& self, int64_t diagonal, b
 }
 
 template <bool Upper>
-at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
-  if (!kernelSupports(self.scalar_type()) || out.scalar_type() != self.scalar_type()) {
-    static auto op = findOp(Upper ? "aten::triu" : "aten::tril", "out");
-    return fallbackCall<at::Tensor>(op, self, diagonal, out), out;
+struct Triangle {
+  static bool native(const at::Tensor& self, int64_t) {
+    return kernelSupports(self.scalar_type());
   }
-  if (!out.is_same(self)) {
-    out.resize_(self.sizes());
-    if (out.is_alias_of(self)) {  // partial overlap: go through a copy of self
-      at::Tensor copy = self.clone();
-      triangle(out, copy, diagonal, Upper);
-      return out;
-    }
+  static at::Tensor compute(const at::Tensor& self, int64_t diagonal, const Output& out) {
+    at::Tensor result = out.allocate(self.sizes(), self.options(), Output::DTypeRule::Exact);
+    // A result that partly overlaps self reads a copy of it.
+    const bool partial = !result.is_same(self) && result.is_alias_of(self);
+    triangle(result, partial ? self.clone() : self, diagonal, Upper);
+    return out.finish(result);
   }
-  triangle(out, self, diagonal, Upper);
-  return out;
-}
-template <bool Upper>
-at::Tensor triangle_functional(const at::Tensor& self, int64_t diagonal) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
-  return triangle_out<Upper>(self, diagonal, out);
-}
-template <bool Upper>
-at::Tensor& triangle_inplace(at::Tensor& self, int64_t diagonal) {
-  return triangle_out<Upper>(self, diagonal, self);
-}
+};
 
 // ---- flip / roll -----------------------------------------------------------------------
 
 // flip is a copy from self read backwards: the copy kernel takes the negated strides (never
 // a tensor: PyTorch tensors have no negative strides).
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::flip", "");
-    return fallbackCall<at::Tensor>(op, self, dims);
-  }
   TORCH_CHECK(self.dim() <= kernels::kMaxDims, "flip: too many dimensions");
   std::vector<bool> flipped(self.dim(), false);
   for (int64_t d : dims) {
@@ -233,10 +205,6 @@ void rollInto(const at::Tensor& out, const at::Tensor& self, int64_t shift, int6
 
 at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntArrayRef dims) {
   const at::IntArrayRef shifts = C10_AS_INTARRAYREF_SLOW(sym_shifts);
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::roll", "");
-    return fallbackCall<at::Tensor>(op, self, sym_shifts, dims);
-  }
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   if (dims.empty() && shifts.size() == 1) {  // roll the flattened tensor
     at::Tensor flat = at::empty({self.numel()}, self.options());
@@ -254,19 +222,30 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntA
   return current;
 }
 
+struct Flip {
+  static bool native(const at::Tensor& self, at::IntArrayRef) {
+    return kernelSupports(self.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dims) { return flip(self, dims); }
+};
+
+struct Roll {
+  static bool native(const at::Tensor& self, c10::SymIntArrayRef, at::IntArrayRef) {
+    return kernelSupports(self.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& self, c10::SymIntArrayRef shifts,
+                            at::IntArrayRef dims) {
+    return roll(self, shifts, dims);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nonzero", nonzero);
-  m.impl("nonzero.out", nonzero_out);
-  m.impl("cat", cat_entry);
-  m.impl("cat.out", cat_out_entry);
-  m.impl("triu", triangle_functional<true>);
-  m.impl("triu_", triangle_inplace<true>);
-  m.impl("triu.out", triangle_out<true>);
-  m.impl("tril", triangle_functional<false>);
-  m.impl("tril_", triangle_inplace<false>);
-  m.impl("tril.out", triangle_out<false>);
-  m.impl("flip", flip);
-  m.impl("roll", roll);
+  registerForms<Nonzero>(m, "nonzero", nullptr, "nonzero.out");
+  registerForms<Cat>(m, "cat", nullptr, "cat.out");
+  registerForms<Triangle<true>>(m, "triu", "triu_", "triu.out");
+  registerForms<Triangle<false>>(m, "tril", "tril_", "tril.out");
+  registerNative<Flip>(m, "flip");
+  registerNative<Roll>(m, "roll");
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/copy.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/norm.h"
@@ -43,52 +44,54 @@ Tensor softmaxForward(const Tensor& self, int64_t dim, bool half_to_float, bool 
 }
 
 template <bool Log>
-Tensor softmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  if (!nativeFloating(self.scalar_type())) {
-    static auto op = findOp(Log ? "aten::_log_softmax" : "aten::_softmax", "");
-    return fallbackCall<Tensor>(op, self, dim, half_to_float);
+struct Softmax {
+  static bool native(const Tensor& self, int64_t, bool) {
+    return nativeFloating(self.scalar_type());
   }
-  return softmaxForward(self, dim, half_to_float, Log);
-}
+  static Tensor compute(const Tensor& self, int64_t dim, bool half_to_float, const Output& out) {
+    Tensor result = softmaxForward(self, dim, half_to_float, Log);
+    if (!out.isGiven()) return result;
+    Tensor target = out.allocate(result.sizes(), result.options(), Output::DTypeRule::Exact);
+    copyOnDevice(target, result);
+    return out.finish(target);
+  }
+};
 
 template <bool Log>
-Tensor& softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
-  Tensor result = softmax<Log>(self, dim, half_to_float);
-  at::native::resize_output(out, result.sizes());
-  out.copy_(result);
-  return out;
-}
-
-template <bool Log>
-Tensor softmax_backward(const Tensor& grad_output, const Tensor& output, int64_t dim,
-                        c10::ScalarType input_dtype) {
-  if (!nativeFloating(grad_output.scalar_type()) || input_dtype != grad_output.scalar_type() ||
-      output.scalar_type() != grad_output.scalar_type()) {
-    static auto op = findOp(Log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data", "");
-    return fallbackCall<Tensor>(op, grad_output, output, dim, input_dtype);
+struct SoftmaxBackward {
+  static bool native(const Tensor& grad_output, const Tensor& output, int64_t,
+                     c10::ScalarType input_dtype) {
+    return nativeFloating(grad_output.scalar_type()) && input_dtype == grad_output.scalar_type() &&
+           output.scalar_type() == grad_output.scalar_type();
   }
-  dim = c10::maybe_wrap_dim(dim, output.dim());
-  const Tensor g = grad_output.contiguous(), y = output.contiguous();
-  Tensor grad_input = at::empty(y.sizes(), y.options());
-  kernels::SoftmaxDesc d;
-  d.in = static_cast<const char*>(y.const_data_ptr());
-  d.grad = static_cast<const char*>(g.const_data_ptr());
-  d.out = static_cast<char*>(grad_input.data_ptr());
-  d.dtype = toKernelDType(y.scalar_type());
-  d.log = Log;
-  setShape(d, y, dim);
-  const int device = output.device().index();
-  ACCEL_RT_CHECK(kernels::normTable().softmax_backward(d, currentRuntimeStream(device)), device);
-  return grad_input;
-}
+  static Tensor compute(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                        c10::ScalarType input_dtype, const Output& out) {
+    dim = c10::maybe_wrap_dim(dim, output.dim());
+    const Tensor g = grad_output.contiguous(), y = output.contiguous();
+    Tensor grad_input = out.allocate(y.sizes(), y.options(), Output::DTypeRule::Exact,
+                                     /*contiguous=*/true);
+    out.checkNoOverlap({grad_output, output});
+    kernels::SoftmaxDesc d;
+    d.in = static_cast<const char*>(y.const_data_ptr());
+    d.grad = static_cast<const char*>(g.const_data_ptr());
+    d.out = static_cast<char*>(grad_input.data_ptr());
+    d.dtype = toKernelDType(y.scalar_type());
+    d.log = Log;
+    setShape(d, y, dim);
+    const int device = output.device().index();
+    ACCEL_RT_CHECK(kernels::normTable().softmax_backward(d, currentRuntimeStream(device)),
+                   device);
+    return out.finish(grad_input);
+  }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_softmax", softmax<false>);
-  m.impl("_log_softmax", softmax<true>);
-  m.impl("_softmax.out", softmax_out<false>);
-  m.impl("_log_softmax.out", softmax_out<true>);
-  m.impl("_softmax_backward_data", softmax_backward<false>);
-  m.impl("_log_softmax_backward_data", softmax_backward<true>);
+  registerForms<Softmax<false>>(m, "_softmax", nullptr, "_softmax.out");
+  registerForms<Softmax<true>>(m, "_log_softmax", nullptr, "_log_softmax.out");
+  registerForms<SoftmaxBackward<false>>(m, "_softmax_backward_data", nullptr,
+                                        "_softmax_backward_data.out");
+  registerForms<SoftmaxBackward<true>>(m, "_log_softmax_backward_data", nullptr,
+                                       "_log_softmax_backward_data.out");
 }
 
 }  // namespace

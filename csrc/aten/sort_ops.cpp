@@ -7,7 +7,7 @@
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/sort.h"
@@ -42,75 +42,65 @@ void writeBack(const at::Tensor& out, const at::Tensor& last, int64_t dim) {
   else copyOnDevice(out.movedim(dim, -1), last);
 }
 
-std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> stable,
-                                              int64_t dim, bool descending, at::Tensor& values,
-                                              at::Tensor& indices) {
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::sort", "values_stable");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, self, stable, dim, descending, values, indices);
-    cpuFallback(op, &stack);
-    return {values, indices};
+// values and indices results of `shape` (exact dtypes, as CPU's sort and topk).
+std::pair<at::Tensor, at::Tensor> results(const at::Tensor& self, at::IntArrayRef shape,
+                                          const Output& values, const Output& indices) {
+  at::Tensor v = values.allocate(shape, self.options(), Output::DTypeRule::Exact);
+  at::Tensor i = indices.allocate(shape, self.options().dtype(at::kLong), Output::DTypeRule::Exact);
+  values.checkNoOverlap({self});
+  indices.checkNoOverlap({self});
+  return {v, i};
+}
+
+struct Sort {
+  static constexpr int kOutputs = 2;
+  static bool native(const at::Tensor& self, std::optional<bool>, int64_t, bool) {
+    return kernelSupports(self.scalar_type());
   }
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "sort(): values dtype must match self");
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "sort(): indices must be a Long tensor");
-  values.resize_(self.sizes());
-  indices.resize_(self.sizes());
-  if (self.numel() == 0) return {values, indices};
-  auto [k, i] = sortedLast(self, dim, descending);
-  writeBack(values, k, dim);
-  writeBack(indices, i, dim);
-  return {values, indices};
-}
-
-std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& self, std::optional<bool> stable,
-                                        int64_t dim, bool descending) {
-  at::Tensor values = at::empty({0}, self.options());
-  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
-  sort_out(self, stable, dim, descending, values, indices);
-  return {values, indices};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, c10::SymInt k_, int64_t dim,
-                                              bool largest, bool sorted, at::Tensor& values,
-                                              at::Tensor& indices) {
-  const int64_t k = k_.expect_int();
-  if (!kernelSupports(self.scalar_type())) {
-    static auto op = findOp("aten::topk", "values");
-    torch::jit::Stack stack;
-    torch::jit::push(stack, self, k, dim, largest, sorted, values, indices);
-    cpuFallback(op, &stack);
-    return {values, indices};
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self,
+                                                    std::optional<bool> stable, int64_t dim,
+                                                    bool descending, const Output& values,
+                                                    const Output& indices) {
+    dim = at::maybe_wrap_dim(dim, self.dim());
+    auto [v, i] = results(self, self.sizes(), values, indices);
+    if (self.numel() > 0) {
+      auto [k, idx] = sortedLast(self, dim, descending);
+      writeBack(v, k, dim);
+      writeBack(i, idx, dim);
+    }
+    return {values.finish(v), indices.finish(i)};
   }
-  dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
-  const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
-  TORCH_CHECK(k >= 0 && k <= size, "selected index k out of range");
-  auto shape = self.sizes().vec();
-  if (!shape.empty()) shape[dim] = k;
-  values.resize_(shape);
-  indices.resize_(shape);
-  if (values.numel() == 0) return {values, indices};
-  // Sorted order is a valid answer for sorted=False too.
-  auto [keys, idx] = sortedLast(self, dim, largest);
-  writeBack(values, keys.narrow(-1, 0, k), dim);
-  writeBack(indices, idx.narrow(-1, 0, k), dim);
-  return {values, indices};
-}
+};
 
-std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim,
-                                        bool largest, bool sorted) {
-  at::Tensor values = at::empty({0}, self.options());
-  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
-  topk_out(self, k, dim, largest, sorted, values, indices);
-  return {values, indices};
-}
+struct Topk {
+  static constexpr int kOutputs = 2;
+  static bool native(const at::Tensor& self, c10::SymInt, int64_t, bool, bool) {
+    return kernelSupports(self.scalar_type());
+  }
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, c10::SymInt k_,
+                                                    int64_t dim, bool largest, bool sorted,
+                                                    const Output& values,
+                                                    const Output& indices) {
+    const int64_t k = k_.expect_int();
+    dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+    const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+    TORCH_CHECK(k >= 0 && k <= size, "selected index k out of range");
+    auto shape = self.sizes().vec();
+    if (!shape.empty()) shape[dim] = k;
+    auto [v, i] = results(self, shape, values, indices);
+    if (v.numel() > 0) {
+      // Sorted order is a valid answer for sorted=False too.
+      auto [keys, idx] = sortedLast(self, dim, largest);
+      writeBack(v, keys.narrow(-1, 0, k), dim);
+      writeBack(i, idx.narrow(-1, 0, k), dim);
+    }
+    return {values.finish(v), indices.finish(i)};
+  }
+};
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort.stable", sort);
-  m.impl("sort.values_stable", sort_out);
-  m.impl("topk", topk);
-  m.impl("topk.values", topk_out);
+  registerForms<Sort>(m, "sort.stable", nullptr, "sort.values_stable");
+  registerForms<Topk>(m, "topk", nullptr, "topk.values");
 }
 
 }  // namespace

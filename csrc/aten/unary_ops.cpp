@@ -9,7 +9,7 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
-#include "aten/fallback.h"
+#include "aten/op_forms.h"
 #include "kernels/copy.h"
 #include "kernels/unary.h"
 
@@ -66,72 +66,15 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self, const at::Tensor& out,
                         });
 }
 
-bool supported(const at::Tensor& t) { return kernelSupports(t.scalar_type()); }
-bool supported(const at::Tensor& t, const at::Tensor& out) {
-  return supported(t) && kernelSupports(out.scalar_type());
-}
+bool nativeInput(const at::Tensor& self) { return kernelSupports(self.scalar_type()); }
 
-// The registered forms of one op: `name`, `name_` and `name.out`.
 template <UnaryOp Op>
-struct Forms {
-  static const char* name;
-  static at::Tensor functional(const at::Tensor& self) {
-    if (!supported(self)) {
-      static auto op = findOp((std::string("aten::") + name).c_str(), "");
-      return fallbackCall<at::Tensor>(op, self);
-    }
-    return unary(Op, self, at::Tensor());
-  }
-  static at::Tensor& inplace(at::Tensor& self) {
-    if (!supported(self)) {
-      static auto op = findOp((std::string("aten::") + name + "_").c_str(), "");
-      fallbackCall<at::Tensor>(op, self);
-      return self;
-    }
-    unary(Op, self, self);
-    return self;
-  }
-  static at::Tensor& out(const at::Tensor& self, at::Tensor& out) {
-    if (!supported(self, out)) {
-      static auto op = findOp((std::string("aten::") + name).c_str(), "out");
-      fallbackCall<at::Tensor>(op, self, out);
-      return out;
-    }
-    unary(Op, self, out);
-    return out;
+struct Unary {
+  static bool native(const at::Tensor& self) { return nativeInput(self); }
+  static at::Tensor compute(const at::Tensor& self, const Output& out) {
+    return unary(Op, self, out.tensor());
   }
 };
-
-#define ACCEL_UNARY_NAME(OP, NAME) \
-  template <>                      \
-  const char* Forms<UnaryOp::OP>::name = NAME;
-ACCEL_UNARY_NAME(Neg, "neg")
-ACCEL_UNARY_NAME(Abs, "abs")
-ACCEL_UNARY_NAME(Sign, "sign")
-ACCEL_UNARY_NAME(Relu, "relu")
-ACCEL_UNARY_NAME(BitwiseNot, "bitwise_not")
-ACCEL_UNARY_NAME(LogicalNot, "logical_not")
-ACCEL_UNARY_NAME(IsNan, "isnan")
-ACCEL_UNARY_NAME(Exp, "exp")
-ACCEL_UNARY_NAME(Exp2, "exp2")
-ACCEL_UNARY_NAME(Expm1, "expm1")
-ACCEL_UNARY_NAME(Log, "log")
-ACCEL_UNARY_NAME(Log1p, "log1p")
-ACCEL_UNARY_NAME(Log2, "log2")
-ACCEL_UNARY_NAME(Sqrt, "sqrt")
-ACCEL_UNARY_NAME(Rsqrt, "rsqrt")
-ACCEL_UNARY_NAME(Reciprocal, "reciprocal")
-ACCEL_UNARY_NAME(Sin, "sin")
-ACCEL_UNARY_NAME(Cos, "cos")
-ACCEL_UNARY_NAME(Tanh, "tanh")
-ACCEL_UNARY_NAME(Sigmoid, "sigmoid")
-ACCEL_UNARY_NAME(Erf, "erf")
-ACCEL_UNARY_NAME(Floor, "floor")
-ACCEL_UNARY_NAME(Ceil, "ceil")
-ACCEL_UNARY_NAME(Round, "round")
-ACCEL_UNARY_NAME(Trunc, "trunc")
-ACCEL_UNARY_NAME(Silu, "silu")
-#undef ACCEL_UNARY_NAME
 
 UnaryOp geluOp(c10::string_view approximate) {
   TORCH_CHECK(approximate == "none" || approximate == "tanh",
@@ -139,17 +82,13 @@ UnaryOp geluOp(c10::string_view approximate) {
   return approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
 }
 
-at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-  return unary(geluOp(approximate), self, at::Tensor());
-}
-at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
-  unary(geluOp(approximate), self, self);
-  return self;
-}
-at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
-  unary(geluOp(approximate), self, out);
-  return out;
-}
+struct Gelu {
+  static bool native(const at::Tensor& self, c10::string_view) { return nativeInput(self); }
+  static at::Tensor compute(const at::Tensor& self, c10::string_view approximate,
+                            const Output& out) {
+    return unary(geluOp(approximate), self, out.tensor());
+  }
+};
 
 UnaryParams clampParams(const c10::optional<c10::Scalar>& min,
                         const c10::optional<c10::Scalar>& max) {
@@ -182,37 +121,32 @@ at::Tensor clampInto(const at::Tensor& self, const c10::optional<c10::Scalar>& m
   });
 }
 
-at::Tensor clamp(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
-                 const c10::optional<c10::Scalar>& max) {
-  return clampInto(self, min, max, at::Tensor());
+bool nativeBound(const c10::optional<c10::Scalar>& bound) {
+  return !bound || !bound->isComplex();
 }
-at::Tensor& clamp_out(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
-                      const c10::optional<c10::Scalar>& max, at::Tensor& out) {
-  clampInto(self, min, max, out);
-  return out;
-}
-at::Tensor& clamp_(at::Tensor& self, const c10::optional<c10::Scalar>& min,
-                   const c10::optional<c10::Scalar>& max) {
-  return clamp_out(self, min, max, self);
-}
-at::Tensor clamp_min(const at::Tensor& self, const c10::Scalar& min) {
-  return clamp(self, min, c10::nullopt);
-}
-at::Tensor& clamp_min_(at::Tensor& self, const c10::Scalar& min) {
-  return clamp_out(self, min, c10::nullopt, self);
-}
-at::Tensor& clamp_min_out(const at::Tensor& self, const c10::Scalar& min, at::Tensor& out) {
-  return clamp_out(self, min, c10::nullopt, out);
-}
-at::Tensor clamp_max(const at::Tensor& self, const c10::Scalar& max) {
-  return clamp(self, c10::nullopt, max);
-}
-at::Tensor& clamp_max_(at::Tensor& self, const c10::Scalar& max) {
-  return clamp_out(self, c10::nullopt, max, self);
-}
-at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& max, at::Tensor& out) {
-  return clamp_out(self, c10::nullopt, max, out);
-}
+
+struct Clamp {
+  static bool native(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
+                     const c10::optional<c10::Scalar>& max) {
+    return nativeInput(self) && nativeBound(min) && nativeBound(max);
+  }
+  static at::Tensor compute(const at::Tensor& self, const c10::optional<c10::Scalar>& min,
+                            const c10::optional<c10::Scalar>& max, const Output& out) {
+    return clampInto(self, min, max, out.tensor());
+  }
+};
+
+// clamp_min / clamp_max: one Scalar bound.
+template <bool IsMin>
+struct ClampBound {
+  static bool native(const at::Tensor& self, const c10::Scalar& bound) {
+    return nativeInput(self) && !bound.isComplex();
+  }
+  static at::Tensor compute(const at::Tensor& self, const c10::Scalar& bound, const Output& out) {
+    return IsMin ? clampInto(self, bound, c10::nullopt, out.tensor())
+                 : clampInto(self, c10::nullopt, bound, out.tensor());
+  }
+};
 
 // nan_to_num's defaults: 0 for NaN and the dtype's finite extremes for the infinities.
 UnaryParams nanToNumParams(c10::ScalarType t, c10::optional<double> nan,
@@ -228,32 +162,27 @@ UnaryParams nanToNumParams(c10::ScalarType t, c10::optional<double> nan,
   return p;
 }
 
-at::Tensor& nan_to_num_out(const at::Tensor& self, c10::optional<double> nan,
-                           c10::optional<double> posinf, c10::optional<double> neginf,
-                           at::Tensor& out) {
-  if (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)) {
-    runElementwise(out, self.scalar_type(), {self},
-                   [](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                     return kernels::copyTable().copy(d, s);
-                   });
-    return out;
+struct NanToNum {
+  static bool native(const at::Tensor& self, c10::optional<double>, c10::optional<double>,
+                     c10::optional<double>) {
+    return nativeInput(self);
   }
-  const UnaryParams p = nanToNumParams(self.scalar_type(), nan, posinf, neginf);
-  runElementwise(out, self.scalar_type(), {self},
-                 [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                   return kernels::unaryTable().unary(UnaryOp::NanToNum, d, p, s);
-                 });
-  return out;
-}
-at::Tensor nan_to_num(const at::Tensor& self, c10::optional<double> nan,
-                      c10::optional<double> posinf, c10::optional<double> neginf) {
-  at::Tensor out = at::empty_like(self);
-  return nan_to_num_out(self, nan, posinf, neginf, out);
-}
-at::Tensor& nan_to_num_(at::Tensor& self, c10::optional<double> nan,
-                        c10::optional<double> posinf, c10::optional<double> neginf) {
-  return nan_to_num_out(self, nan, posinf, neginf, self);
-}
+  static at::Tensor compute(const at::Tensor& self, c10::optional<double> nan,
+                            c10::optional<double> posinf, c10::optional<double> neginf,
+                            const Output& out) {
+    if (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true)) {
+      return runElementwise(out.tensor(), self.scalar_type(), {self},
+                            [](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                              return kernels::copyTable().copy(d, s);
+                            });
+    }
+    const UnaryParams p = nanToNumParams(self.scalar_type(), nan, posinf, neginf);
+    return runElementwise(out.tensor(), self.scalar_type(), {self},
+                          [&p](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                            return kernels::unaryTable().unary(UnaryOp::NanToNum, d, p, s);
+                          });
+  }
+};
 
 at::Tensor softplusInto(const at::Tensor& self, const c10::Scalar& beta,
                         const c10::Scalar& threshold, const at::Tensor& out) {
@@ -265,20 +194,18 @@ at::Tensor softplusInto(const at::Tensor& self, const c10::Scalar& beta,
                           return kernels::unaryTable().unary(UnaryOp::Softplus, d, p, s);
                         });
 }
-at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta,
-                    const c10::Scalar& threshold) {
-  return softplusInto(self, beta, threshold, at::Tensor());
-}
-at::Tensor& softplus_out(const at::Tensor& self, const c10::Scalar& beta,
-                         const c10::Scalar& threshold, at::Tensor& out) {
-  softplusInto(self, beta, threshold, out);
-  return out;
-}
+struct Softplus {
+  static bool native(const at::Tensor& self, const c10::Scalar& beta, const c10::Scalar& th) {
+    return nativeInput(self) && !beta.isComplex() && !th.isComplex();
+  }
+  static at::Tensor compute(const at::Tensor& self, const c10::Scalar& beta,
+                            const c10::Scalar& threshold, const Output& out) {
+    return softplusInto(self, beta, threshold, out.tensor());
+  }
+};
 
-#define ACCEL_REGISTER_UNARY(OP, NAME)                  \
-  m.impl(NAME, Forms<UnaryOp::OP>::functional);          \
-  m.impl(NAME "_", Forms<UnaryOp::OP>::inplace);         \
-  m.impl(NAME ".out", Forms<UnaryOp::OP>::out);
+#define ACCEL_REGISTER_UNARY(OP, NAME) \
+  registerForms<Unary<UnaryOp::OP>>(m, NAME, NAME "_", NAME ".out");
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_UNARY(Neg, "neg")
@@ -305,26 +232,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_UNARY(Round, "round")
   ACCEL_REGISTER_UNARY(Trunc, "trunc")
   ACCEL_REGISTER_UNARY(Silu, "silu")
-  m.impl("relu", Forms<UnaryOp::Relu>::functional);
-  m.impl("relu_", Forms<UnaryOp::Relu>::inplace);
-  m.impl("isnan", Forms<UnaryOp::IsNan>::functional);
-  m.impl("gelu", gelu);
-  m.impl("gelu_", gelu_);
-  m.impl("gelu.out", gelu_out);
-  m.impl("clamp", clamp);
-  m.impl("clamp_", clamp_);
-  m.impl("clamp.out", clamp_out);
-  m.impl("clamp_min", clamp_min);
-  m.impl("clamp_min_", clamp_min_);
-  m.impl("clamp_min.out", clamp_min_out);
-  m.impl("clamp_max", clamp_max);
-  m.impl("clamp_max_", clamp_max_);
-  m.impl("clamp_max.out", clamp_max_out);
-  m.impl("nan_to_num", nan_to_num);
-  m.impl("nan_to_num_", nan_to_num_);
-  m.impl("nan_to_num.out", nan_to_num_out);
-  m.impl("softplus", softplus);
-  m.impl("softplus.out", softplus_out);
+  registerForms<Unary<UnaryOp::Relu>>(m, "relu", "relu_", nullptr);
+  registerForms<Unary<UnaryOp::IsNan>>(m, "isnan", nullptr, nullptr);
+  registerForms<Gelu>(m, "gelu", "gelu_", "gelu.out");
+  registerForms<Clamp>(m, "clamp", "clamp_", "clamp.out");
+  registerForms<ClampBound<true>>(m, "clamp_min", "clamp_min_", "clamp_min.out");
+  registerForms<ClampBound<false>>(m, "clamp_max", "clamp_max_", "clamp_max.out");
+  registerForms<NanToNum>(m, "nan_to_num", "nan_to_num_", "nan_to_num.out");
+  registerForms<Softplus>(m, "softplus", nullptr, "softplus.out");
 }
 
 }  // namespace

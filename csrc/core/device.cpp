@@ -13,6 +13,9 @@ thread_local c10::DeviceIndex t_current_device = 0;
 
 void throwRuntimeError(rt::Error err, const char* expr, int device) {
   std::string detail = device >= 0 ? rt::driver().lastErrorMessage(device) : std::string();
+  // Reported once: the failure is taken off the device, so the next op runs (a kernel's input
+  // error leaves the device usable; a CUDA fault that poisons the context keeps failing).
+  if (err == rt::Error::LaunchFailure && device >= 0) rt::driver().getLastError(device);
   if (err == rt::Error::OutOfMemory) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "accel:", device, " out of memory in ", expr,
                      detail.empty() ? "" : ": ", detail);

@@ -96,11 +96,9 @@ rt::Error launchAmpUpdateScale(const ElementwiseDesc& d, int32_t* growth_tracker
 
 template <class Exec>
 AmpTable AmpTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  AmpTable table{};
-  table.amp_unscale = &launchAmpUnscale<Exec>;
-  table.amp_update_scale = &launchAmpUpdateScale<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(AmpTable::amp_unscale)>(&launchAmpUnscale<Exec>),
+          static_cast<decltype(AmpTable::amp_update_scale)>(&launchAmpUpdateScale<Exec>)};
 }
 
 }  // namespace accel::kernels

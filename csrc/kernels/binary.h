@@ -355,11 +355,9 @@ rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
 
 template <class Exec>
 BinaryTable BinaryTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  BinaryTable table{};
-  table.binary = &launchBinary<Exec>;
-  table.binary_scalar = &launchBinaryScalar<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(BinaryTable::binary)>(&launchBinary<Exec>),
+          static_cast<decltype(BinaryTable::binary_scalar)>(&launchBinaryScalar<Exec>)};
 }
 
 }  // namespace accel::kernels

@@ -99,11 +99,9 @@ rt::Error launchCompareScalar(CompareOp op, const ElementwiseDesc& d, Scalar rhs
 
 template <class Exec>
 CompareTable CompareTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  CompareTable table{};
-  table.compare = &launchCompare<Exec>;
-  table.compare_scalar = &launchCompareScalar<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(CompareTable::compare)>(&launchCompare<Exec>),
+          static_cast<decltype(CompareTable::compare_scalar)>(&launchCompareScalar<Exec>)};
 }
 
 }  // namespace accel::kernels

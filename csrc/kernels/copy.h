@@ -43,11 +43,9 @@ rt::Error launchCopy(const ElementwiseDesc& d, rt::Stream stream) {
 
 template <class Exec>
 CopyTable CopyTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  CopyTable table{};
-  table.copy = &launchCopy<Exec>;
-  table.fill = &launchFill<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(CopyTable::copy)>(&launchCopy<Exec>),
+          static_cast<decltype(CopyTable::fill)>(&launchFill<Exec>)};
 }
 
 }  // namespace accel::kernels

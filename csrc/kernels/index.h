@@ -274,15 +274,13 @@ ACCEL_HD inline bool nonzeroRowMajor(const ElementwiseDesc& d, int64_t linear) {
 
 template <class Exec>
 IndexTable IndexTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  IndexTable table{};
-  table.index = &launchIndex<Exec>;
-  table.index_bounds = &launchIndexBounds<Exec>;
-  table.nonzero_count = &launchNonzeroCount<Exec>;
-  table.nonzero = &launchNonzero<Exec>;
-  table.triangle = &launchTriangle<Exec>;
-  table.arange = &launchArange<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(IndexTable::index)>(&launchIndex<Exec>),
+          static_cast<decltype(IndexTable::index_bounds)>(&launchIndexBounds<Exec>),
+          static_cast<decltype(IndexTable::nonzero_count)>(&launchNonzeroCount<Exec>),
+          static_cast<decltype(IndexTable::nonzero)>(&launchNonzero<Exec>),
+          static_cast<decltype(IndexTable::triangle)>(&launchTriangle<Exec>),
+          static_cast<decltype(IndexTable::arange)>(&launchArange<Exec>)};
 }
 
 }  // namespace accel::kernels

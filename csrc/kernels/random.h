@@ -162,10 +162,8 @@ rt::Error launchRandom(const RandomDesc& d, rt::Stream stream) {
 
 template <class Exec>
 RandomTable RandomTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  RandomTable table{};
-  table.fill = &launchRandom<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(RandomTable::fill)>(&launchRandom<Exec>)};
 }
 
 }  // namespace accel::kernels

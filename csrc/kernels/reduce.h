@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise.h"
+#include "kernels/device_error.h"
 #include "kernels/reduce_math.h"
 
 namespace accel::kernels {
@@ -66,7 +67,10 @@ enum class LossReduction : int { None = 0, Mean = 1, Sum = 2 };  // at::Reductio
 
 // nll_loss over contiguous input [n, c] (n = 1 for a 1-D input), int64 targets [n] and an
 // optional weight [c] of the input's dtype. out is [n] (None) or a scalar; total_weight a
-// scalar. Backward writes every element of grad_input [n, c].
+// scalar. Backward writes every element of grad_input [n, c]. A target outside [0, c) that is
+// not ignore_index is recorded in `error` (the next synchronisation fails with "Target t is out
+// of bounds.") and contributes nothing. The forward's Mean and Sum reduce `scratch`
+// (nllScratchBytes) of per-chunk partials.
 struct NllLossDesc {
   const char* input = nullptr;
   const int64_t* target = nullptr;
@@ -79,14 +83,20 @@ struct NllLossDesc {
   char* total_weight = nullptr;
   const char* grad_output = nullptr;  // backward
   char* grad_input = nullptr;         // backward
+  char* scratch = nullptr;            // forward with Mean or Sum
+  rt::DeviceErrorRecord* error = nullptr;
 };
+
+// Samples per partial sum of the forward: a function of n alone, so that both drivers add the
+// same numbers in the same order.
+constexpr int64_t kNllChunk = 1024;
+inline int64_t nllChunks(int64_t n) { return (n + kNllChunk - 1) / kNllChunk; }
+inline int64_t nllScratchBytes(int64_t n) { return 2 * nllChunks(n) * int64_t(sizeof(double)); }
 
 struct ReduceTable {
   rt::Error (*reduce)(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream);
   // out[.., j, ..] = sum of in[.., 0..j, ..], accumulated in float/double/int64 by out_dtype.
   rt::Error (*cumsum)(const ScanDesc& d, rt::Stream stream);
-  // A target outside [0, c) that is not ignore_index fails the launch ("Target t is out of
-  // bounds."), as a device-side check.
   rt::Error (*nll_loss_forward)(const NllLossDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_backward)(const NllLossDesc& d, rt::Stream stream);
 };
@@ -312,15 +322,16 @@ ACCEL_HD inline void scanLine(const In* in, Out* out, int64_t n, int64_t stride)
   }
 }
 
-// nll_loss of sample i: whether it counts, and its weight (0 when ignored). A target outside
-// [0, c) that is not ignored sets `bad`.
+// --- nll_loss, written once: the same sums on both drivers -----------------------------------
+
+// nll_loss of sample i: its weight (0 when ignored; a bad target is recorded and counts 0).
 template <class T>
-ACCEL_HD inline OpMath<T> nllWeight(const NllLossDesc& d, int64_t i, bool& bad) {
+ACCEL_HD inline OpMath<T> nllWeight(const NllLossDesc& d, int64_t i) {
   using A = OpMath<T>;
   const int64_t t = d.target[i];
   if (t == d.ignore_index) return A(0);
   if (t < 0 || t >= d.c) {
-    bad = true;
+    recordDeviceError(d.error, rt::DeviceErrorKind::TargetOutOfBounds, t, d.c);
     return A(0);
   }
   return d.weight ? castTo<A>(reinterpret_cast<const T*>(d.weight)[t]) : A(1);
@@ -333,27 +344,117 @@ ACCEL_HD inline OpMath<T> nllTerm(const NllLossDesc& d, int64_t i, OpMath<T> w) 
   return -w * castTo<OpMath<T>>(reinterpret_cast<const T*>(d.input)[i * d.c + d.target[i]]);
 }
 
-// grad_input[i, :] for nll_loss: -weight * g at the target, 0 elsewhere. `scale` is the
-// grad_output of the sample (reduction None) or grad_output / (total_weight for Mean).
+// Reduction None: out[i] is sample i's term.
 template <class T>
-ACCEL_HD inline void nllBackwardRow(const NllLossDesc& d, int64_t i, OpMath<T> scale, bool& bad) {
-  using A = OpMath<T>;
-  const A w = nllWeight<T>(d, i, bad);
-  T* row = reinterpret_cast<T*>(d.grad_input) + i * d.c;
-  for (int64_t k = 0; k < d.c; ++k) row[k] = T(0);
-  if (w != A(0)) row[d.target[i]] = castTo<T>(-w * scale);
+struct NllSampleOp {
+  NllLossDesc d;
+  ACCEL_HD bool operator()(int64_t i) const {
+    reinterpret_cast<T*>(d.output)[i] = castTo<T>(nllTerm<T>(d, i, nllWeight<T>(d, i)));
+    return true;
+  }
+};
+
+// Mean / Sum, pass 1: chunk k's total and weight, added in sample order.
+template <class T>
+struct NllChunkOp {
+  NllLossDesc d;
+  ACCEL_HD bool operator()(int64_t k) const {
+    using A = OpMath<T>;
+    A total = A(0), weight = A(0);
+    const int64_t end = (k + 1) * kNllChunk < d.n ? (k + 1) * kNllChunk : d.n;
+    for (int64_t i = k * kNllChunk; i < end; ++i) {
+      const A w = nllWeight<T>(d, i);
+      total += nllTerm<T>(d, i, w);
+      weight += w;
+    }
+    A* partial = reinterpret_cast<A*>(d.scratch);
+    partial[2 * k] = total;
+    partial[2 * k + 1] = weight;
+    return true;
+  }
+};
+
+// Pass 2 (one task): the chunks' partials, merged pairwise in index order.
+template <class T>
+struct NllCombineOp {
+  NllLossDesc d;
+  ACCEL_HD bool operator()(int64_t) const {
+    using A = OpMath<T>;
+    A* partial = reinterpret_cast<A*>(d.scratch);
+    const int64_t chunks = nllChunks(d.n);
+    for (int64_t width = 1; width < chunks; width *= 2) {
+      for (int64_t k = 0; k + width < chunks; k += 2 * width) {
+        partial[2 * k] += partial[2 * (k + width)];
+        partial[2 * k + 1] += partial[2 * (k + width) + 1];
+      }
+    }
+    const A total = chunks ? partial[0] : A(0), weight = chunks ? partial[1] : A(0);
+    reinterpret_cast<T*>(d.output)[0] =
+        castTo<T>(d.reduction == LossReduction::Mean ? total / weight : total);
+    *reinterpret_cast<T*>(d.total_weight) = castTo<T>(weight);
+    return true;
+  }
+};
+
+// Backward, one task per element of grad_input [n, c]: -weight * scale at the target, 0
+// elsewhere; `scale` is the sample's grad_output (None) or grad_output / total_weight (Mean).
+template <class T>
+struct NllBackwardOp {
+  NllLossDesc d;
+  ACCEL_HD bool operator()(int64_t e) const {
+    using A = OpMath<T>;
+    const int64_t i = e / d.c, k = e % d.c;
+    T* grad = reinterpret_cast<T*>(d.grad_input);
+    grad[e] = T(0);
+    const int64_t t = d.target[i];
+    if (t != k) {
+      if (k == 0) (void)nllWeight<T>(d, i);  // records a bad target, once per sample
+      return true;
+    }
+    const A w = nllWeight<T>(d, i);
+    if (w == A(0)) return true;
+    const T* g = reinterpret_cast<const T*>(d.grad_output);
+    A scale = castTo<A>(d.reduction == LossReduction::None ? g[i] : g[0]);
+    if (d.reduction == LossReduction::Mean)
+      scale = scale / castTo<A>(*reinterpret_cast<const T*>(d.total_weight));
+    grad[e] = castTo<T>(-w * scale);
+    return true;
+  }
+};
+
+template <class F>
+rt::Error dispatchNll(const NllLossDesc& d, F&& f) {
+  return dispatchDType(d.dtype, [&](auto tag) -> rt::Error {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (isFloating<T>) {
+      return f(TypeTag<T>{});
+    } else {
+      return rt::Error::NotSupported;
+    }
+  });
 }
 
-// The scale of sample i's gradient in nll_loss backward (reads device scalars).
-template <class T>
-ACCEL_HD inline OpMath<T> nllGradScale(const NllLossDesc& d, int64_t i) {
-  using A = OpMath<T>;
-  const T* g = reinterpret_cast<const T*>(d.grad_output);
-  if (d.reduction == LossReduction::None) return castTo<A>(g[i]);
-  A s = castTo<A>(g[0]);
-  if (d.reduction == LossReduction::Mean)
-    s = s / castTo<A>(*reinterpret_cast<const T*>(d.total_weight));
-  return s;
+template <class Exec>
+rt::Error launchNllForward(const NllLossDesc& d, rt::Stream stream) {
+  if (d.n < 0 || d.c < 0 || d.error == nullptr) return rt::Error::InvalidValue;
+  return dispatchNll(d, [&](auto tag) -> rt::Error {
+    using T = typename decltype(tag)::type;
+    if (d.reduction == LossReduction::None) return Exec::forEach(d.n, false, NllSampleOp<T>{d}, stream);
+    if (d.scratch == nullptr) return rt::Error::InvalidValue;
+    if (rt::Error e = Exec::forEach(nllChunks(d.n), false, NllChunkOp<T>{d}, stream);
+        e != rt::Error::Success)
+      return e;
+    return Exec::forEach(1, false, NllCombineOp<T>{d}, stream);
+  });
+}
+
+template <class Exec>
+rt::Error launchNllBackward(const NllLossDesc& d, rt::Stream stream) {
+  if (d.n < 0 || d.c < 0 || d.error == nullptr) return rt::Error::InvalidValue;
+  return dispatchNll(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return Exec::forEach(d.n * d.c, false, NllBackwardOp<T>{d}, stream);
+  });
 }
 
 }  // namespace accel::kernels

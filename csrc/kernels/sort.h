@@ -123,10 +123,8 @@ rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
 
 template <class Exec>
 SortTable SortTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  SortTable table{};
-  table.sort = &launchSort<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(SortTable::sort)>(&launchSort<Exec>)};
 }
 
 }  // namespace accel::kernels

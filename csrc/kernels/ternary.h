@@ -119,11 +119,9 @@ rt::Error launchMaskedFill(const ElementwiseDesc& d, Scalar value, rt::Stream st
 
 template <class Exec>
 TernaryTable TernaryTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  TernaryTable table{};
-  table.ternary = &launchTernary<Exec>;
-  table.masked_fill = &launchMaskedFill<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(TernaryTable::ternary)>(&launchTernary<Exec>),
+          static_cast<decltype(TernaryTable::masked_fill)>(&launchMaskedFill<Exec>)};
 }
 
 }  // namespace accel::kernels

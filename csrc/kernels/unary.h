@@ -231,10 +231,8 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
 
 template <class Exec>
 UnaryTable UnaryTable::make() {
-  // Member by member: nvcc cannot take these addresses inside a braced initializer.
-  UnaryTable table{};
-  table.unary = &launchUnary<Exec>;
-  return table;
+  // The casts let nvcc resolve each function template's address.
+  return {static_cast<decltype(UnaryTable::unary)>(&launchUnary<Exec>)};
 }
 
 }  // namespace accel::kernels

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "runtime/device_error.h"
+
 namespace accel::rt {
 
 enum class Error : int {
@@ -113,6 +115,10 @@ class Driver {
   // holds the returned scope meanwhile: under TORCH_ACCEL_PROTECT=1 the host driver keeps its
   // memory inaccessible otherwise. Null when device memory is not host memory (CUDA).
   virtual std::unique_ptr<HostAccessScope> hostAccess() = 0;
+
+  // The record kernels on `device` write an input error into (device-accessible memory, see
+  // device_error.h); the driver turns it into the failure of the next synchronisation.
+  virtual DeviceErrorRecord* deviceErrorRecord(int device) = 0;
 
   // Takes and clears the sticky error of work that failed asynchronously on `device`.
   virtual Error getLastError(int device) = 0;

@@ -146,6 +146,7 @@ class FakeDriver : public rt::Driver {
   rt::Error getLastError(int) override { return rt::Error::Success; }
   std::string lastErrorMessage(int) override { return {}; }
   std::unique_ptr<rt::HostAccessScope> hostAccess() override { return nullptr; }
+  rt::DeviceErrorRecord* deviceErrorRecord(int) override { return nullptr; }
 
  private:
   struct EventState {

@@ -125,7 +125,32 @@ TEST_F(ReduceTest, CumsumOfIntsIntoInt64) {
   EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
 }
 
-TEST_F(ReduceTest, NllLossBadTargetFailsTheStream) {
+TEST_F(ReduceTest, NllLossMeanAddsChunksInOrder) {
+  // More than one chunk of samples, so the pairwise merge of partials is exercised.
+  const int64_t n = 3 * kNllChunk + 5, c = 3;
+  std::vector<float> x(n * c);
+  std::vector<int64_t> t(n);
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < c; ++k) x[i * c + k] = float((i * 7 + k) % 11) / 11.0f;
+    t[i] = i % c;
+    total -= x[i * c + t[i]];
+  }
+  NllLossDesc d;
+  d.input = put(x);
+  d.target = reinterpret_cast<const int64_t*>(put(t));
+  d.n = n;
+  d.c = c;
+  d.output = deviceAlloc(4);
+  d.total_weight = deviceAlloc(4);
+  d.scratch = deviceAlloc(nllScratchBytes(n));
+  d.error = driver_->deviceErrorRecord(0);
+  ASSERT_EQ(host::reduceTable().nll_loss_forward(d, stream_), rt::Error::Success);
+  EXPECT_NEAR(get<float>(d.output, 1)[0], total / double(n), 1e-6);
+  EXPECT_EQ(get<float>(d.total_weight, 1)[0], float(n));
+}
+
+TEST_F(ReduceTest, NllLossBadTargetFailsTheNextSyncOnceAndLeavesTheStreamUsable) {
   std::vector<float> x(8, 0.5f);
   std::vector<int64_t> t{0, 9};
   NllLossDesc d;
@@ -135,8 +160,16 @@ TEST_F(ReduceTest, NllLossBadTargetFailsTheStream) {
   d.c = 4;
   d.output = deviceAlloc(4);
   d.total_weight = deviceAlloc(4);
+  d.scratch = deviceAlloc(nllScratchBytes(2));
+  d.error = driver_->deviceErrorRecord(0);
   ASSERT_EQ(host::reduceTable().nll_loss_forward(d, stream_), rt::Error::Success);
   EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::LaunchFailure);
+  EXPECT_EQ(driver_->lastErrorMessage(0), "Target 9 is out of bounds.");
+  EXPECT_EQ(driver_->getLastError(0), rt::Error::LaunchFailure);
+  EXPECT_EQ(driver_->streamSynchronize(stream_), rt::Error::Success);
+  // Without an error record the launch is refused rather than unchecked.
+  d.error = nullptr;
+  EXPECT_EQ(host::reduceTable().nll_loss_forward(d, stream_), rt::Error::InvalidValue);
 }
 
 }  // namespace

@@ -385,13 +385,15 @@ def semantics(check):
         t = torch.ones(1 << 18, device=DEVICE)  # 1 MiB
         lists = [torch.empty(1 << 16, device=DEVICE) for _ in range(WORLD)]
 
-        def burst():  # the host runs ahead of the communication stream by up to 20 calls
+        def burst():  # a training loop's shape: a few collectives, then a synchronisation
             for _ in range(10):
                 dist.all_reduce(t)
                 dist.all_gather(lists, t[: 1 << 16])
-            torch.accel.synchronize()
+                torch.accel.synchronize()
 
-        burst()  # grows the pinned pool and the caching allocator to the burst's depth
+        # The first burst grows the pinned pool and the caching allocator to what one
+        # iteration keeps in flight (a host running further ahead would need more blocks).
+        burst()
         before = staging_stats()
         device_allocs = torch.accel.memory_stats()["num_device_alloc"]
         burst()

@@ -61,53 +61,6 @@ __global__ void scanKernel(ScanDesc d) {
   }
 }
 
-// Device-side bounds check: an out-of-range target traps, which fails the launch (the
-// stream's sticky error), as ATen's CUDA_KERNEL_ASSERT does.
-template <class T>
-__global__ void nllForwardKernel(NllLossDesc d) {
-  using A = OpMath<T>;
-  __shared__ A s_total[kThreads], s_weight[kThreads];
-  bool bad = false;
-  A total = A(0), weight = A(0);
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d.n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const A w = nllWeight<T>(d, i, bad);
-    if (bad) __trap();
-    const A term = nllTerm<T>(d, i, w);
-    if (d.reduction == LossReduction::None) reinterpret_cast<T*>(d.output)[i] = castTo<T>(term);
-    total += term;
-    weight += w;
-  }
-  if (d.reduction == LossReduction::None) return;
-  // Reduced: launched as a single block.
-  s_total[threadIdx.x] = total;
-  s_weight[threadIdx.x] = weight;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
-    if (threadIdx.x < w) {
-      s_total[threadIdx.x] += s_total[threadIdx.x + w];
-      s_weight[threadIdx.x] += s_weight[threadIdx.x + w];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    A t = s_total[0];
-    if (d.reduction == LossReduction::Mean) t = t / s_weight[0];
-    reinterpret_cast<T*>(d.output)[0] = castTo<T>(t);
-    *reinterpret_cast<T*>(d.total_weight) = castTo<T>(s_weight[0]);
-  }
-}
-
-template <class T>
-__global__ void nllBackwardKernel(NllLossDesc d) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d.n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    bool bad = false;
-    nllBackwardRow<T>(d, i, nllGradScale<T>(d, i), bad);
-    if (bad) __trap();
-  }
-}
-
 cudaStream_t prepare(rt::Stream stream, cudaError_t& err) {
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
   err = cudaSetDevice(s->device);
@@ -154,39 +107,12 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
   });
 }
 
-rt::Error nll_loss_forward(const NllLossDesc& d, rt::Stream stream) {
-  cudaError_t err;
-  cudaStream_t native = prepare(stream, err);
-  if (err != cudaSuccess) return fromCuda(err);
-  return dispatchDType(d.dtype, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (!isFloating<T>) {
-      return rt::Error::NotSupported;
-    } else {
-      const unsigned blocks = d.reduction == LossReduction::None ? blocksFor(d.n) : 1;
-      nllForwardKernel<T><<<blocks, kThreads, 0, native>>>(d);
-      return fromCuda(cudaGetLastError());
-    }
-  });
-}
-
-rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
-  cudaError_t err;
-  cudaStream_t native = prepare(stream, err);
-  if (err != cudaSuccess) return fromCuda(err);
-  return dispatchDType(d.dtype, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (!isFloating<T>) {
-      return rt::Error::NotSupported;
-    } else {
-      nllBackwardKernel<T><<<blocksFor(d.n), kThreads, 0, native>>>(d);
-      return fromCuda(cudaGetLastError());
-    }
-  });
-}
-
 const ReduceTable& reduceTable() {
-  static const ReduceTable table{&reduce, &cumsum, &nll_loss_forward, &nll_loss_backward};
+  // The casts let nvcc resolve the function templates' addresses.
+  static const ReduceTable table{
+      &reduce, &cumsum,
+      static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Executor>),
+      static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Executor>)};
   return table;
 }
 

@@ -1,10 +1,9 @@
 // Host build of the reduction family: parallel over outputs, or, for a few long reductions,
 // over chunks of the reduced range whose partial accumulators are then merged in order.
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
+#include "kernels/host/executor.h"
 #include "kernels/reduce.h"
 #include "kernels/tables.h"
 #include "runtime/host/host_launch.h"
@@ -13,7 +12,6 @@
 namespace accel::kernels::host {
 namespace {
 
-constexpr int64_t kGrain = 32768;  // elements per parallel task
 constexpr int64_t kCascade = 256;  // elements per partial accumulator (keeps float sums close)
 
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`.
@@ -116,64 +114,12 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
   });
 }
 
-namespace {
-[[noreturn]] void outOfBounds(const NllLossDesc& d) {
-  for (int64_t i = 0; i < d.n; ++i) {
-    const int64_t t = d.target[i];
-    if (t != d.ignore_index && (t < 0 || t >= d.c))
-      throw std::runtime_error("Target " + std::to_string(t) + " is out of bounds.");
-  }
-  throw std::runtime_error("nll_loss: target out of bounds");
-}
-}  // namespace
-
-rt::Error nll_loss_forward(const NllLossDesc& d, rt::Stream stream) {
-  return dispatchDType(d.dtype, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (!isFloating<T>) {
-      return rt::Error::NotSupported;
-    } else {
-      return rt::host::enqueue(stream, [d] {
-        using A = OpMath<T>;
-        T* out = reinterpret_cast<T*>(d.output);
-        bool bad = false;
-        if (d.reduction == LossReduction::None) {
-          for (int64_t i = 0; i < d.n; ++i) out[i] = castTo<T>(nllTerm<T>(d, i, nllWeight<T>(d, i, bad)));
-        } else {
-          // Double accumulation: n is small (a batch) and the result is one number.
-          double total = 0, weight = 0;
-          for (int64_t i = 0; i < d.n; ++i) {
-            const A w = nllWeight<T>(d, i, bad);
-            total += nllTerm<T>(d, i, w);
-            weight += w;
-          }
-          if (d.reduction == LossReduction::Mean) total /= weight;
-          out[0] = castTo<T>(total);
-          *reinterpret_cast<T*>(d.total_weight) = castTo<T>(weight);
-        }
-        if (bad) outOfBounds(d);
-      });
-    }
-  });
-}
-
-rt::Error nll_loss_backward(const NllLossDesc& d, rt::Stream stream) {
-  return dispatchDType(d.dtype, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (!isFloating<T>) {
-      return rt::Error::NotSupported;
-    } else {
-      return rt::host::enqueue(stream, [d] {
-        bool bad = false;
-        for (int64_t i = 0; i < d.n; ++i) nllBackwardRow<T>(d, i, nllGradScale<T>(d, i), bad);
-        if (bad) outOfBounds(d);
-      });
-    }
-  });
-}
-
 const ReduceTable& reduceTable() {
-  static const ReduceTable table{&reduce, &cumsum, &nll_loss_forward, &nll_loss_backward};
+  // The casts let nvcc resolve the function templates' addresses.
+  static const ReduceTable table{
+      &reduce, &cumsum,
+      static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Executor>),
+      static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Executor>)};
   return table;
 }
 

@@ -3,6 +3,8 @@
 // extern "C" entry points at the bottom.
 #include <cuda_runtime_api.h>
 
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,7 @@ class CudaDriver final : public Driver {
   explicit CudaDriver(int devices) {
     defaults_.reserve(devices);
     for (int d = 0; d < devices; ++d) defaults_.push_back(CudaStream{nullptr, d, kLowestPriority});
+    records_.assign(devices, nullptr);
   }
 
   const char* name() const override { return "cuda"; }
@@ -88,7 +91,7 @@ class CudaDriver final : public Driver {
 
   Error deviceSynchronize(int device) override {
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-    return ACCEL_CUDA(cudaDeviceSynchronize());
+    return afterSync(device, ACCEL_CUDA(cudaDeviceSynchronize()));
   }
 
   Error malloc(int device, void** ptr, size_t size) override {
@@ -173,7 +176,7 @@ class CudaDriver final : public Driver {
   Error streamSynchronize(Stream stream) override {
     if (stream == nullptr) return Error::InvalidValue;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
-    return ACCEL_CUDA(cudaStreamSynchronize(cast(stream)->handle));
+    return afterSync(cast(stream)->device, ACCEL_CUDA(cudaStreamSynchronize(cast(stream)->handle)));
   }
 
   Error streamQuery(Stream stream) override {
@@ -233,7 +236,11 @@ class CudaDriver final : public Driver {
   }
 
   Error eventSynchronize(Event event) override {
-    return event == nullptr ? Error::InvalidValue : ACCEL_CUDA(cudaEventSynchronize(cast(event)));
+    if (event == nullptr) return Error::InvalidValue;
+    const Error e = ACCEL_CUDA(cudaEventSynchronize(cast(event)));
+    int device = 0;
+    cudaGetDevice(&device);  // the event's device is current: the torch layer guards it
+    return afterSync(device, e);
   }
 
   Error eventElapsedTime(float* ms, Event start, Event end) override {
@@ -251,7 +258,34 @@ class CudaDriver final : public Driver {
 
   std::unique_ptr<HostAccessScope> hostAccess() override { return nullptr; }
 
+  // Mapped pinned host memory: kernels write it through the unified address space, the host
+  // reads it after a synchronisation without a copy.
+  DeviceErrorRecord* deviceErrorRecord(int device) override {
+    if (device < 0 || device >= deviceCount()) return nullptr;
+    std::lock_guard<std::mutex> lock(records_mu_);
+    if (records_[device] == nullptr) {
+      void* p = nullptr;
+      if (ACCEL_CUDA(cudaSetDevice(device)) != Error::Success ||
+          ACCEL_CUDA(cudaHostAlloc(&p, sizeof(DeviceErrorRecord),
+                                   cudaHostAllocMapped | cudaHostAllocPortable)) != Error::Success)
+        return nullptr;
+      records_[device] = new (p) DeviceErrorRecord();
+    }
+    return records_[device];
+  }
+
  private:
+  // A synchronisation that completed still fails when a kernel recorded an input error.
+  Error afterSync(int device, Error e) {
+    if (e != Error::Success || device < 0 || device >= deviceCount()) return e;
+    std::lock_guard<std::mutex> lock(records_mu_);
+    if (records_[device] == nullptr) return e;
+    std::string message = takeDeviceError(*records_[device]);
+    if (message.empty()) return e;
+    last_message = std::move(message);
+    return Error::LaunchFailure;
+  }
+
   static cudaMemcpyKind toCuda(MemcpyKind kind) {
     switch (kind) {
       case MemcpyKind::HostToHost: return cudaMemcpyHostToHost;
@@ -268,6 +302,8 @@ class CudaDriver final : public Driver {
   }
 
   std::vector<CudaStream> defaults_;  // one per device, never resized
+  std::mutex records_mu_;
+  std::vector<DeviceErrorRecord*> records_;  // per device, allocated on first use
 };
 
 std::string status_message;

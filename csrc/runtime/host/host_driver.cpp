@@ -24,6 +24,7 @@ struct Device {
       : default_stream(index, kLowestPriority, error, launch_blocking) {}
 
   StickyError error;
+  DeviceErrorRecord kernel_error;  // written by kernels, taken at synchronisation
   StreamImpl default_stream;
   std::mutex mu;
   // Created streams. shared_ptr so that deviceSynchronize can wait on one that is destroyed
@@ -243,11 +244,17 @@ class HostDriver final : public Driver {
   }
 
   Error getLastError(int device) override {
-    return valid(device) ? devices_[device]->error.take() : Error::InvalidDevice;
+    if (!valid(device)) return Error::InvalidDevice;
+    absorbKernelError(device);
+    return devices_[device]->error.take();
   }
 
   std::string lastErrorMessage(int device) override {
     return valid(device) ? devices_[device]->error.message() : std::string();
+  }
+
+  DeviceErrorRecord* deviceErrorRecord(int device) override {
+    return valid(device) ? &devices_[device]->kernel_error : nullptr;
   }
 
   std::unique_ptr<HostAccessScope> hostAccess() override {
@@ -260,7 +267,14 @@ class HostDriver final : public Driver {
  private:
   bool valid(int device) const { return device >= 0 && device < config_.devices; }
 
-  Error stickyStatus(int device) const {
+  // A kernel's recorded input error becomes the device's sticky error.
+  void absorbKernelError(int device) {
+    std::string message = takeDeviceError(devices_[device]->kernel_error);
+    if (!message.empty()) devices_[device]->error.set(std::move(message));
+  }
+
+  Error stickyStatus(int device) {
+    absorbKernelError(device);
     return devices_[device]->error.pending() ? Error::LaunchFailure : Error::Success;
   }
 
