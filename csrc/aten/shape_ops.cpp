@@ -12,6 +12,7 @@
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 #include "kernels/copy.h"
 #include "kernels/index.h"
 
@@ -27,6 +28,7 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
     static auto op = findOp("aten::nonzero", "out");
     return fallbackCall<at::Tensor>(op, self, out), out;
   }
+  hostSyncPoint("aten::nonzero");
   const int device = self.device().index();
   rt::Stream stream = currentRuntimeStream(device);
   int64_t count = 0;
