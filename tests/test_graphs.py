@@ -1,11 +1,10 @@
 """Graph capture and replay (torch.accel.graph, torch.accelerator.Graph), graph memory pools,
 MemPool, and the capture errors: every value is checked against CPU PyTorch."""
+
 import threading
 
 import pytest
 import torch
-
-import torch_accel
 
 accel = torch.accel
 
@@ -108,14 +107,17 @@ def test_nested_capture_on_one_stream_is_refused():
     torch.testing.assert_close(x.cpu(), torch.full((4,), 2.0))
 
 
-@pytest.mark.parametrize("op, name", [
-    (lambda t: t.sum().item(), "_local_scalar_dense"),
-    (lambda t: t.cpu(), "copy_"),
-    (lambda t: torch.nonzero(t), "nonzero"),
-    (lambda t: torch.special.erfcx(t), "special_erfcx"),  # no native kernel: CPU fallback
-    (lambda t: accel.synchronize(), "synchronize"),
-    (lambda t: accel.current_stream().synchronize(), "synchronize"),
-])
+@pytest.mark.parametrize(
+    "op, name",
+    [
+        (lambda t: t.sum().item(), "_local_scalar_dense"),
+        (lambda t: t.cpu(), "copy_"),
+        (lambda t: torch.nonzero(t), "nonzero"),
+        (lambda t: torch.special.erfcx(t), "special_erfcx"),  # no native kernel: CPU fallback
+        (lambda t: accel.synchronize(), "synchronize"),
+        (lambda t: accel.current_stream().synchronize(), "synchronize"),
+    ],
+)
 def test_host_synchronising_ops_are_capture_errors(op, name):
     x = torch.randn(16, device="accel")
     stats_before = accel.memory_stats()["reserved_bytes.all.current"]
@@ -363,8 +365,9 @@ def test_make_graphed_callables_matches_eager_forward_and_backward():
         for p_ref, p in zip(ref.parameters(), model.parameters()):
             torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
     model.eval()  # another training mode runs the module's own forward
-    torch.testing.assert_close(model(b.detach()).cpu(), ref.eval()(a.detach()), rtol=1e-4,
-                               atol=1e-5)
+    torch.testing.assert_close(
+        model(b.detach()).cpu(), ref.eval()(a.detach()), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_a_whole_training_step_with_adamw_captures_and_matches_eager():
@@ -418,3 +421,55 @@ def test_reduce_overhead_compile_says_it_runs_without_graphs_and_gives_eager_res
     for i in range(3):
         x = torch.randn(64, generator=torch.Generator().manual_seed(i))
         torch.testing.assert_close(compiled(x.to("accel")).cpu(), f(x))
+
+
+def test_the_lora_step_captured_whole_trains_like_eager():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples"))
+    import lora_finetune as lf
+
+    args = lf.parse_args(
+        ["--batch-size", "4", "--seq-len", "16", "--hidden", "32", "--layers", "1"]
+    )
+    _, data = lf.permutation_task(args.seq_len, 4 * args.batch_size, args.seed)
+    batches = [data[i * args.batch_size : (i + 1) * args.batch_size] for i in range(4)]
+
+    def setup():
+        model = lf.build_model(args, len(lf.ALPHABET)).to("accel")
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=args.lr, capturable=True)
+        static = batches[0].to("accel")
+
+        def step():
+            loss = model(input_ids=static, labels=static).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+            return loss
+
+        return model, static, step
+
+    eager_model, eager_static, eager_step = setup()
+    eager_losses = []
+    for b in batches:
+        eager_static.copy_(b)
+        eager_losses.append(eager_step().item())
+
+    model, static, step = setup()
+    losses = [step().item()]  # warm-up on batch 0 (optimizer state), as the first eager step
+    g = accel.Graph()
+    with accel.graph(g):
+        loss = step()
+    for b in batches[1:]:
+        static.copy_(b)
+        g.replay()
+        losses.append(loss.item())
+    torch.testing.assert_close(
+        torch.tensor(losses), torch.tensor(eager_losses), rtol=1e-4, atol=1e-5
+    )
+    for (name, p), q in zip(model.named_parameters(), eager_model.parameters()):
+        if p.requires_grad:
+            torch.testing.assert_close(p.detach().cpu(), q.detach().cpu(), rtol=1e-4, atol=1e-5)
