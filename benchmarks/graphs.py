@@ -119,7 +119,8 @@ def bench_lora(steps: int, argv=()) -> dict:
     t_cpu, t_eager, t_graph = (statistics.median(times[n]) for n in ("cpu", "eager", "graph"))
     tokens = graph_static.numel()
     print(
-        f"LoRA step {' '.join(argv) or '(defaults)'}: cpu eager {t_cpu * 1e3:.1f} ms, accel eager {t_eager * 1e3:.1f} ms, "
+        f"LoRA step {' '.join(argv) or '(defaults)'}: cpu eager {t_cpu * 1e3:.1f} ms, "
+        f"accel eager {t_eager * 1e3:.1f} ms, "
         f"accel graph {t_graph * 1e3:.1f} ms: graph {t_eager / t_graph:.2f}x accel eager, "
         f"{t_cpu / t_graph:.2f}x cpu eager (loss {loss.item():.3f})"
     )

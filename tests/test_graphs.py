@@ -1,10 +1,14 @@
 """Graph capture and replay (torch.accel.graph, torch.accelerator.Graph), graph memory pools,
 MemPool, and the capture errors: every value is checked against CPU PyTorch."""
 
+import os
+import sys
 import threading
 
 import pytest
 import torch
+
+from conftest import LORA_SMALL_ARGS, ROOT
 
 accel = torch.accel
 
@@ -424,15 +428,10 @@ def test_reduce_overhead_compile_says_it_runs_without_graphs_and_gives_eager_res
 
 
 def test_the_lora_step_captured_whole_trains_like_eager():
-    import os
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples"))
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
     import lora_finetune as lf
 
-    args = lf.parse_args(
-        ["--batch-size", "4", "--seq-len", "16", "--hidden", "32", "--layers", "1"]
-    )
+    args = lf.parse_args(LORA_SMALL_ARGS)
     _, data = lf.permutation_task(args.seq_len, 4 * args.batch_size, args.seed)
     batches = [data[i * args.batch_size : (i + 1) * args.batch_size] for i in range(4)]
 
@@ -470,6 +469,6 @@ def test_the_lora_step_captured_whole_trains_like_eager():
     torch.testing.assert_close(
         torch.tensor(losses), torch.tensor(eager_losses), rtol=1e-4, atol=1e-5
     )
-    for (name, p), q in zip(model.named_parameters(), eager_model.parameters()):
+    for p, q in zip(model.parameters(), eager_model.parameters()):
         if p.requires_grad:
             torch.testing.assert_close(p.detach().cpu(), q.detach().cpu(), rtol=1e-4, atol=1e-5)

@@ -6,11 +6,14 @@ clear line (its own skip message is off by default and calls accel "multiple dev
 the compiled code runs without graphs, with the same results. For graph replay on accel,
 capture eager code with ``torch.accel.graph``.
 """
+
 import warnings
 
-MESSAGE = ("torch_accel: mode='reduce-overhead' compiles for accel without CUDA graphs "
-           "(Inductor's graph trees serve torch.cuda only); the compiled code runs as with "
-           "mode='default'. Capture eager code with torch.accel.graph for graph replay.")
+MESSAGE = (
+    "torch_accel: mode='reduce-overhead' compiles for accel without CUDA graphs "
+    "(Inductor's graph trees serve torch.cuda only); the compiled code runs as with "
+    "mode='default'. Capture eager code with torch.accel.graph for graph replay."
+)
 
 _warned = False
 

@@ -6,6 +6,7 @@ ops) runs several times faster. The semantics are CUDA graphs': a private memory
 graph (shareable through a pool handle), no host synchronisation inside a capture, fresh
 random numbers on every replay, tensors read and written at the addresses of the capture.
 """
+
 import gc
 
 import torch
@@ -62,12 +63,14 @@ class graph:
 
     default_capture_stream = None
 
-    def __init__(self, accel_graph: Graph, pool=None, stream=None,
-                 capture_error_mode: str = "global"):
+    def __init__(
+        self, accel_graph: Graph, pool=None, stream=None, capture_error_mode: str = "global"
+    ):
         if stream is None and self.__class__.default_capture_stream is None:
             self.__class__.default_capture_stream = Stream()
         self.pool = pool
-        self.capture_stream = stream if stream is not None else self.__class__.default_capture_stream
+        default = self.__class__.default_capture_stream
+        self.capture_stream = stream if stream is not None else default
         self.stream_ctx = _stream_context(self.capture_stream)
         self.accel_graph = accel_graph
         self.capture_error_mode = capture_error_mode
@@ -96,15 +99,18 @@ class graph:
         return False
 
 
-def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
-                           allow_unused_input: bool = False, pool=None):
+def make_graphed_callables(
+    callables, sample_args, num_warmup_iters: int = 3, allow_unused_input: bool = False, pool=None
+):
     """Graphed versions of callables (functions or modules), as
     ``torch.cuda.make_graphed_callables``: each one's forward runs as one graph replay inside
     an autograd function whose backward replays a second graph. A tuple of callables shares
     one pool and must be called in the order given."""
     if torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():
-        raise RuntimeError("make_graphed_callables does not support the autocast cache: use "
-                           "autocast(..., cache_enabled=False)")
+        raise RuntimeError(
+            "make_graphed_callables does not support the autocast cache: use "
+            "autocast(..., cache_enabled=False)"
+        )
     single = not isinstance(callables, tuple)
     if single:
         callables, sample_args = (callables,), (sample_args,)
@@ -113,11 +119,15 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
     for fn, args in zip(callables, sample_args):
         if isinstance(fn, torch.nn.Module):
             if fn._backward_hooks or fn._forward_hooks or fn._forward_pre_hooks:
-                raise RuntimeError("modules passed to make_graphed_callables must have no hooks "
-                                   "registered yet (register them afterwards)")
+                raise RuntimeError(
+                    "modules passed to make_graphed_callables must have no hooks "
+                    "registered yet (register them afterwards)"
+                )
             if any(b.requires_grad for b in fn.buffers()):
-                raise RuntimeError("in modules passed to make_graphed_callables only "
-                                   "parameters may require grad, not buffers")
+                raise RuntimeError(
+                    "in modules passed to make_graphed_callables only "
+                    "parameters may require grad, not buffers"
+                )
         leaves = tuple(torch.utils._pytree.arg_tree_leaves(*args))
         if not all(isinstance(a, torch.Tensor) for a in leaves):
             raise TypeError("make_graphed_callables: sample_args must contain only tensors")
@@ -133,8 +143,12 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
         if not needed:
             return None
         return torch.autograd.grad(
-            needed, [i for i in surface if i.requires_grad], grad_outputs=grad_outputs,
-            only_inputs=True, allow_unused=allow_unused_input)
+            needed,
+            [i for i in surface if i.requires_grad],
+            grad_outputs=grad_outputs,
+            only_inputs=True,
+            allow_unused=allow_unused_input,
+        )
 
     # Warm up on a side stream, so that lazy initialisation stays out of the captures.
     synchronize()
@@ -142,8 +156,9 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
         for fn, args, surface in zip(callables, sample_args, surfaces):
             for _ in range(num_warmup_iters):
                 outputs = torch.utils._pytree.tree_leaves(fn(*args))
-                grads_of(outputs, surface,
-                         [torch.empty_like(o) for o in outputs if o.requires_grad])
+                grads_of(
+                    outputs, surface, [torch.empty_like(o) for o in outputs if o.requires_grad]
+                )
                 del outputs
     synchronize()
 
@@ -160,11 +175,13 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
 
     static_grad_outputs, static_grad_inputs = [None] * len(callables), [None] * len(callables)
     for i in reversed(range(len(callables))):
-        grad_outputs = tuple(torch.empty_like(o) if o.requires_grad else None
-                             for o in static_outputs[i])
+        grad_outputs = tuple(
+            torch.empty_like(o) if o.requires_grad else None for o in static_outputs[i]
+        )
         with graph(bwd_graphs[i], pool=mempool):
-            grads = grads_of(static_outputs[i], surfaces[i],
-                             [g for g in grad_outputs if g is not None])
+            grads = grads_of(
+                static_outputs[i], surfaces[i], [g for g in grad_outputs if g is not None]
+            )
         grads = iter(grads or ())
         static_grad_inputs[i] = tuple(next(grads) if a.requires_grad else None for a in surfaces[i])
         static_grad_outputs[i] = grad_outputs
@@ -196,7 +213,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
         def run(*user_args):
             leaves = tuple(torch.utils._pytree.arg_tree_leaves(*user_args))
             return torch.utils._pytree.tree_unflatten(
-                Graphed.apply(*(leaves + params[i])), out_specs[i])
+                Graphed.apply(*(leaves + params[i])), out_specs[i]
+            )
 
         return run
 

@@ -2,6 +2,7 @@
 
 A pool's blocks serve only the allocations routed to it, so its memory is never handed to
 other work; graphs use the same pools (``torch.accel.graph(g, pool=mem_pool.id)``)."""
+
 import contextlib
 
 from .. import _C
@@ -16,8 +17,10 @@ class MemPool:
 
     def __init__(self, allocator=None, use_on_oom: bool = False, no_split: bool = False):
         if allocator is not None:
-            raise NotImplementedError("accel's MemPool has no custom allocators: its pools are "
-                                      "part of the caching allocator")
+            raise NotImplementedError(
+                "accel's MemPool has no custom allocators: its pools are "
+                "part of the caching allocator"
+            )
         if use_on_oom or no_split:
             raise NotImplementedError("accel's MemPool does not support use_on_oom or no_split")
         self._device = current_device()
@@ -39,8 +42,10 @@ class MemPool:
         return _C._pool_use_count(self._device, self._id)
 
     def snapshot(self, include_traces=True):
-        raise NotImplementedError("accel does not keep per-pool snapshots; "
-                                  "torch.accel.memory_snapshot() covers every pool")
+        raise NotImplementedError(
+            "accel does not keep per-pool snapshots; "
+            "torch.accel.memory_snapshot() covers every pool"
+        )
 
     def __del__(self):
         try:
