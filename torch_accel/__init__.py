@@ -31,6 +31,8 @@ def _register():
         torch.utils.generate_methods_for_privateuse1_backend(
             for_tensor=True, for_module=True, for_storage=True, for_packed_sequence=True
         )
+    # torch.accelerator.Graph (torch 2.12+) finds accel's graphs by the backend's new name.
+    _C._register_graph_impl()
 
 
 _register()

@@ -8,9 +8,12 @@
 #include <set>
 #include <vector>
 
+#include "allocator/caching_allocator.h"
 #include "runtime/driver.h"
 
 namespace accel::alloc {
+
+struct PrivatePool;
 
 struct Block {
   char* ptr = nullptr;
@@ -18,6 +21,7 @@ struct Block {
   size_t requested_size = 0;   // what the user asked for, while allocated
   rt::Stream stream = nullptr;  // the allocation stream; every block of a segment shares it
   bool is_small = false;        // which pool the segment belongs to
+  PrivatePool* pool = nullptr;  // the segment's private pool, or null for the shared pools
   bool allocated = false;
   int event_count = 0;          // record_stream events still pending after free
   Block* prev = nullptr;        // neighbours in the same segment, in address order
@@ -42,5 +46,20 @@ struct BlockOrder {
 // Set nodes come from a pool resource so that the malloc/free hot path does not reach the
 // heap. The resource is unsynchronized: the allocator's mutex guards every use.
 using FreeBlocks = std::set<Block*, BlockOrder, std::pmr::polymorphic_allocator<Block*>>;
+
+}  // namespace accel::alloc
+
+namespace accel::alloc {
+
+// A private pool (CachingAllocator::createOrIncrefPool): free blocks of its own segments.
+struct PrivatePool {
+  PrivatePool(PoolId id, std::pmr::memory_resource* nodes)
+      : id(id), small_blocks(nodes), large_blocks(nodes) {}
+  const PoolId id;
+  int use_count = 1;  // graphs, MemPools and routes that reference it
+  int segments = 0;   // its segments still held from the driver
+  FreeBlocks small_blocks;
+  FreeBlocks large_blocks;
+};
 
 }  // namespace accel::alloc

@@ -9,6 +9,7 @@
 #include <deque>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -93,6 +94,12 @@ struct CachingAllocator::Impl {
   // Events recorded by free() on the streams of record_stream, with the block they hold back.
   std::vector<std::pair<rt::Event, Block*>> pending_events;
 
+  // Private pools by id, the routes to them (CUDA's captures_underway), and the frees of
+  // blocks used on other streams that wait for the last route to end.
+  std::map<PoolId, std::unique_ptr<PrivatePool>> private_pools;
+  std::vector<std::pair<PoolId, StreamFilter>> routes;
+  std::vector<Block*> deferred_frees;
+
   void check(rt::Error error, const char* call) const {
     if (error != rt::Error::Success) {
       throw std::runtime_error("accel:" + std::to_string(device) + " allocator: driver " + call +
@@ -101,9 +108,22 @@ struct CachingAllocator::Impl {
     }
   }
 
-  FreeBlocks& poolOf(const Block* block) { return block->is_small ? small_blocks : large_blocks; }
+  FreeBlocks& poolOf(const Block* block) {
+    if (block->pool != nullptr) {
+      return block->is_small ? block->pool->small_blocks : block->pool->large_blocks;
+    }
+    return block->is_small ? small_blocks : large_blocks;
+  }
 
-  Block* newBlock(char* ptr, size_t size, rt::Stream stream, bool is_small) {
+  // The private pool allocations on `stream` are routed to, or null.
+  PrivatePool* routedPool(rt::Stream stream) {
+    for (const auto& [id, filter] : routes) {
+      if (filter(stream)) return private_pools.at(id).get();
+    }
+    return nullptr;
+  }
+
+  Block* newBlock(char* ptr, size_t size, rt::Stream stream, bool is_small, PrivatePool* pool) {
     Block* block;
     if (spare.empty()) {
       block = &block_storage.emplace_back();
@@ -117,6 +137,7 @@ struct CachingAllocator::Impl {
     block->requested_size = 0;
     block->stream = stream;
     block->is_small = is_small;
+    block->pool = pool;
     block->allocated = false;
     block->event_count = 0;
     block->prev = block->next = nullptr;
@@ -128,33 +149,38 @@ struct CachingAllocator::Impl {
   void* malloc(size_t size, rt::Stream stream) {
     if (size == 0) return nullptr;
     if (size > kMaxRequest) oom(size);
-    if (!pending_events.empty()) processEvents();
+    // During a capture, querying events is not allowed (CUDA skips it too).
+    PrivatePool* pool = routes.empty() ? nullptr : routedPool(stream);
+    if (routes.empty() && !pending_events.empty()) processEvents();
     const size_t rounded = roundSize(size);
     const bool is_small = rounded <= kSmallSize;
     // Without caching every allocation is its own exactly-sized segment, never split.
     const size_t segment_size = caching_disabled ? rounded : segmentSize(rounded);
 
-    Block* block = findFreeBlock(rounded, stream, is_small);
-    if (block == nullptr) block = allocSegment(segment_size, stream, is_small);
-    if (block == nullptr) {
+    Block* block = findFreeBlock(rounded, stream, is_small, pool);
+    if (block == nullptr) block = allocSegment(segment_size, stream, is_small, pool);
+    if (block == nullptr && routes.empty()) {
       // Wait for the blocks held back by events: one may serve the request from the cache
       // (CUDA skips this second search). Otherwise return the whole cache to the driver and
       // try once more.
       synchronizeEvents();
-      block = findFreeBlock(rounded, stream, is_small);
+      block = findFreeBlock(rounded, stream, is_small, pool);
       if (block == nullptr) {
         releaseCached();
         stats.num_alloc_retries++;
-        block = allocSegment(segment_size, stream, is_small);
+        block = allocSegment(segment_size, stream, is_small, pool);
       }
-      if (block == nullptr) oom(rounded);
     }
+    if (block == nullptr) oom(rounded);
     return takeBlock(block, rounded, size);
   }
 
-  // Best fit on `stream`; removes the block from its pool.
-  Block* findFreeBlock(size_t rounded, rt::Stream stream, bool is_small) {
-    FreeBlocks& pool = is_small ? small_blocks : large_blocks;
+  // Best fit on `stream` in the shared pools or `private_pool`; removes the block from its pool.
+  Block* findFreeBlock(size_t rounded, rt::Stream stream, bool is_small,
+                       PrivatePool* private_pool) {
+    FreeBlocks& pool = private_pool != nullptr
+                           ? (is_small ? private_pool->small_blocks : private_pool->large_blocks)
+                           : (is_small ? small_blocks : large_blocks);
     Block key;
     key.stream = stream;
     key.size = rounded;
@@ -171,7 +197,7 @@ struct CachingAllocator::Impl {
   }
 
   // A new segment from the driver, or nullptr when the driver (or memory_fraction) says OOM.
-  Block* allocSegment(size_t size, rt::Stream stream, bool is_small) {
+  Block* allocSegment(size_t size, rt::Stream stream, bool is_small, PrivatePool* pool) {
     const auto allowed = static_cast<size_t>(config.memory_fraction * total_bytes);
     if (static_cast<size_t>(stats.reserved_bytes[kAggregate].current) + size > allowed) {
       return nullptr;
@@ -180,7 +206,8 @@ struct CachingAllocator::Impl {
     const rt::Error error = driver.malloc(device, &ptr, size);
     if (error == rt::Error::OutOfMemory) return nullptr;
     check(error, "malloc");
-    Block* block = newBlock(static_cast<char*>(ptr), size, stream, is_small);
+    Block* block = newBlock(static_cast<char*>(ptr), size, stream, is_small, pool);
+    if (pool != nullptr) pool->segments++;
     add(stats.segment, poolStat(block), 1);
     add(stats.reserved_bytes, poolStat(block), static_cast<int64_t>(size));
     stats.num_device_alloc++;
@@ -202,7 +229,7 @@ struct CachingAllocator::Impl {
     const bool already_split = block->isSplit();
     if (shouldSplit(block, rounded)) {
       Block* rest = newBlock(block->ptr + rounded, block->size - rounded, block->stream,
-                             block->is_small);
+                             block->is_small, block->pool);
       rest->prev = block;
       rest->next = block->next;
       if (rest->next != nullptr) rest->next->prev = rest;
@@ -286,6 +313,8 @@ struct CachingAllocator::Impl {
     if (block->size >= config.max_split_size) add(stats.oversize_allocations, -1);
     if (block->stream_uses.empty()) {
       freeBlock(block);
+    } else if (!routes.empty()) {
+      deferred_frees.push_back(block);  // no events may be recorded during a capture
     } else {
       insertEvents(block);
     }
@@ -319,7 +348,8 @@ struct CachingAllocator::Impl {
     add(stats.active_bytes, pool, -static_cast<int64_t>(block->size));
     add(stats.requested_bytes, pool, -static_cast<int64_t>(block->requested_size));
     block->requested_size = 0;
-    if (caching_disabled) {
+    // A private pool keeps its blocks even then: a graph replays into them.
+    if (caching_disabled && block->pool == nullptr) {
       releaseSegment(block);
       return;
     }
@@ -390,6 +420,7 @@ struct CachingAllocator::Impl {
   // `block` is a whole segment already out of every container.
   void releaseSegment(Block* block) {
     check(driver.free(device, block->ptr), "free");
+    if (block->pool != nullptr) block->pool->segments--;
     add(stats.segment, poolStat(block), -1);
     add(stats.reserved_bytes, poolStat(block), -static_cast<int64_t>(block->size));
     stats.num_device_free++;
@@ -402,7 +433,11 @@ struct CachingAllocator::Impl {
     // A cached block may still be read by work queued on its stream: wait for it, as
     // cudaFree does implicitly.
     check(driver.deviceSynchronize(device), "deviceSynchronize");
-    for (FreeBlocks* pool : {&small_blocks, &large_blocks}) {
+    std::vector<FreeBlocks*> pools = {&small_blocks, &large_blocks};
+    for (auto& [id, pool] : private_pools) {
+      if (pool->use_count == 0) pools.insert(pools.end(), {&pool->small_blocks, &pool->large_blocks});
+    }
+    for (FreeBlocks* pool : pools) {
       for (auto it = pool->begin(); it != pool->end();) {
         Block* block = *it;
         if (block->isSplit()) {
@@ -412,6 +447,58 @@ struct CachingAllocator::Impl {
           releaseSegment(block);
         }
       }
+    }
+    for (auto it = private_pools.begin(); it != private_pools.end();) {
+      const PrivatePool& pool = *it->second;
+      it = pool.use_count == 0 && pool.segments == 0 ? private_pools.erase(it) : std::next(it);
+    }
+  }
+
+  // ---- private pools -----------------------------------------------------------------------
+
+  void createOrIncrefPool(PoolId id) {
+    auto it = private_pools.find(id);
+    if (it == private_pools.end()) {
+      private_pools.emplace(id, std::make_unique<PrivatePool>(id, &node_memory));
+    } else {
+      it->second->use_count++;
+    }
+  }
+
+  void releasePool(PoolId id) {
+    auto it = private_pools.find(id);
+    if (it == private_pools.end() || it->second->use_count == 0) {
+      throw std::invalid_argument("releasePool: pool (" + std::to_string(id.first) + ", " +
+                                  std::to_string(id.second) + ") is not referenced");
+    }
+    PrivatePool& pool = *it->second;
+    if (--pool.use_count == 0 && pool.segments == 0) private_pools.erase(it);
+  }
+
+  void beginAllocateToPool(PoolId id, StreamFilter filter) {
+    for (const auto& route : routes) {
+      if (route.first == id) {
+        throw std::invalid_argument("beginAllocateToPool: already routing to pool (" +
+                                    std::to_string(id.first) + ", " +
+                                    std::to_string(id.second) + ")");
+      }
+    }
+    createOrIncrefPool(id);
+    routes.emplace_back(id, std::move(filter));
+  }
+
+  void endAllocateToPool(PoolId id) {
+    const auto it = std::find_if(routes.begin(), routes.end(),
+                                 [&](const auto& route) { return route.first == id; });
+    if (it == routes.end()) {
+      throw std::invalid_argument("endAllocateToPool: not routing to pool (" +
+                                  std::to_string(id.first) + ", " + std::to_string(id.second) +
+                                  ")");
+    }
+    routes.erase(it);
+    if (routes.empty()) {
+      for (Block* block : deferred_frees) insertEvents(block);
+      deferred_frees.clear();
     }
   }
 
@@ -428,7 +515,13 @@ struct CachingAllocator::Impl {
     for (const FreeBlocks* pool : {&small_blocks, &large_blocks}) {
       for (const Block* block : *pool) note(block);
     }
+    for (const auto& [id, pool] : private_pools) {
+      for (const FreeBlocks* blocks : {&pool->small_blocks, &pool->large_blocks}) {
+        for (const Block* block : *blocks) note(block);
+      }
+    }
     for (const auto& entry : pending_events) note(entry.second);
+    for (const Block* block : deferred_frees) note(block);
     std::sort(heads.begin(), heads.end(),
               [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
@@ -575,6 +668,32 @@ bool CachingAllocator::lookup(const void* ptr, void** base, size_t* size) const 
 }
 
 size_t CachingAllocator::capacity() const { return impl_->total_bytes; }
+
+void CachingAllocator::createOrIncrefPool(PoolId id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->createOrIncrefPool(id);
+}
+
+void CachingAllocator::releasePool(PoolId id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->releasePool(id);
+}
+
+int CachingAllocator::poolUseCount(PoolId id) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const auto it = impl_->private_pools.find(id);
+  return it == impl_->private_pools.end() ? 0 : it->second->use_count;
+}
+
+void CachingAllocator::beginAllocateToPool(PoolId id, StreamFilter filter) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->beginAllocateToPool(id, std::move(filter));
+}
+
+void CachingAllocator::endAllocateToPool(PoolId id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->endAllocateToPool(id);
+}
 
 size_t CachingAllocator::roundSize(size_t size) {
   if (size < kMinBlockSize) return kMinBlockSize;

@@ -6,9 +6,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/driver.h"
@@ -79,6 +81,11 @@ struct Config {
   double memory_fraction = 1.0;      // cap on reserved bytes, as a fraction of capacity
 };
 
+// The id of a private pool, as c10's MempoolId_t.
+using PoolId = std::pair<uint64_t, uint64_t>;
+// Says which allocations a pool takes, by their stream (CUDA filters the same way).
+using StreamFilter = std::function<bool(rt::Stream)>;
+
 class CachingAllocator {
  public:
   CachingAllocator(rt::Driver& driver, int device);
@@ -94,8 +101,23 @@ class CachingAllocator {
   void free(void* ptr);
   // Marks ptr as used on `stream` (not its allocation stream).
   void recordStream(void* ptr, rt::Stream stream);
-  // Returns every cached, unused segment to the driver (after synchronising pending frees).
+  // Returns every cached, unused segment to the driver (after synchronising pending frees),
+  // including those of released private pools.
   void emptyCache();
+
+  // Private pools (graph pools and torch.accel.MemPool): blocks of a pool's segments serve
+  // only allocations routed to that pool, so that memory a graph replays into is never handed
+  // to other work. A pool lives while referenced; once released, emptyCache returns its
+  // segments to the driver as soon as all their blocks are free.
+  void createOrIncrefPool(PoolId id);
+  void releasePool(PoolId id);
+  int poolUseCount(PoolId id) const;  // 0 when there is no such pool
+  // Routes the allocations whose stream `filter` accepts to pool `id` (which this references,
+  // creating it if needed) until endAllocateToPool. While any route is active, frees of
+  // blocks used on other streams are deferred to the end of the last route, and the allocator
+  // neither waits for events nor releases memory on a miss (a capture forbids it).
+  void beginAllocateToPool(PoolId id, StreamFilter filter);
+  void endAllocateToPool(PoolId id);
 
   DeviceStats stats() const;
   void resetAccumulatedStats();

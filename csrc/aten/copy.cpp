@@ -14,6 +14,7 @@
 #include "core/host_allocator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 #include "kernels/copy.h"
 
 namespace accel {
@@ -48,6 +49,7 @@ void finishHostCopy(const at::Tensor& host, bool non_blocking, int device, rt::S
   if (non_blocking && isPinnedPtr(host.data_ptr())) {
     keepAliveUntilDone(host.storage(), device, stream);
   } else {
+    hostSyncPoint("aten::copy_ between accel and pageable CPU memory");
     ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
   }
 }
@@ -96,6 +98,7 @@ void copyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
           rt::driver().memcpyAsync(raw.data_ptr(), src.data_ptr(), span,
                                    rt::MemcpyKind::DeviceToHost, stream),
           device);
+      hostSyncPoint("aten::copy_ from accel to the CPU");
       ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
       at::Tensor view = at::empty({0}, dst.options().dtype(src.scalar_type()))
                             .set_(raw.storage(), 0, src.sizes(), src.strides());
@@ -121,6 +124,7 @@ void copyAcrossDevices(const at::Tensor& dst, const at::Tensor& src) {
   rt::Stream src_stream = currentRuntimeStream(src_dev);
   rt::Stream dst_stream = currentRuntimeStream(dst_dev);
   // Cross-device copies are rare: synchronising both streams keeps the ordering obvious.
+  hostSyncPoint("aten::copy_ between two accel devices");
   ACCEL_RT_CHECK(rt::driver().streamSynchronize(dst_stream), dst_dev);
   ACCEL_RT_CHECK(rt::driver().memcpyAsync(target.data_ptr(), source.data_ptr(), target.nbytes(),
                                           rt::MemcpyKind::DeviceToDevice, src_stream),

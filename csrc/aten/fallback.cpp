@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/generator.h"
+#include "core/sync_point.h"
 
 namespace accel {
 namespace {
@@ -102,6 +103,7 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(mode != FallbackMode::Error, "The operator '", name,
                               "' has no native accel kernel and TORCH_ACCEL_FALLBACK=error "
                               "forbids the CPU fallback.");
+  hostSyncPoint(("aten::" + name + " (the CPU fallback: it copies to and from the CPU)").c_str());
   if (mode == FallbackMode::Warn) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_warned.insert(name).second) {

@@ -3,6 +3,7 @@
 #include <ATen/ops/empty.h>
 
 #include "aten/elementwise_desc.h"
+#include "core/graph.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/index.h"
@@ -90,6 +91,9 @@ std::pair<int64_t, int64_t> indexRange(const at::Tensor& index) {
 void checkIndexRange(const at::Tensor& index, int64_t size, bool allow_negative, int64_t dim,
                      const char* what, bool index_error) {
   if (index.numel() == 0) return;
+  // A graph capture cannot read the range back; the kernels then refuse bad indices
+  // themselves, as a sticky device error (CUDA's device-side assert).
+  if (isStreamCapturing(currentStream(index.device().index()))) return;
   auto [lo, hi] = indexRange(index);
   const int64_t floor = allow_negative ? -size : 0;
   if (lo >= floor && hi < size) return;

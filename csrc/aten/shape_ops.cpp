@@ -12,6 +12,7 @@
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 #include "kernels/copy.h"
 #include "kernels/index.h"
 
@@ -29,6 +30,7 @@ struct Nonzero {
     TORCH_CHECK(self.dim() <= kernels::kMaxDims,
                 "nonzero is not supported for tensors with more than ", kernels::kMaxDims,
                 " dimensions");
+    hostSyncPoint("aten::nonzero");
     const int device = self.device().index();
     rt::Stream stream = currentRuntimeStream(device);
     int64_t count = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/graph.h"
 
 namespace accel {
 namespace {
@@ -70,7 +71,10 @@ c10::intrusive_ptr<c10::TensorImpl> AccelGeneratorImpl::get_state() const {
 }
 
 kernels::PhiloxState AccelGeneratorImpl::philoxState(uint64_t counters) {
-  kernels::PhiloxState s{seed_, offset_};
+  kernels::PhiloxState s;
+  if (Graph::capturedPhiloxState(this, counters, &s)) return s;
+  s.seed = seed_;
+  s.offset = offset_;
   offset_ += counters;
   return s;
 }

@@ -27,6 +27,7 @@ class AccelGeneratorImpl final : public c10::GeneratorImpl {
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
   // The state a launch draws from, moving the offset past the `counters` it consumes.
+  // While the current stream captures a graph, the graph-safe state (core/graph.h) instead.
   // Callers hold mutex_ (as with CUDA's philox_cuda_state).
   kernels::PhiloxState philoxState(uint64_t counters);
   // A CPU generator for one fallback call: seeded from (seed, offset), which then advances.

@@ -4,8 +4,10 @@
 
 #include "core/device_allocator.h"
 #include "core/device.h"
+#include "core/graph.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 
 namespace accel {
 namespace {
@@ -91,6 +93,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     if (event) rt::driver().eventDestroy(asEvent(event));
   }
   void synchronizeEvent(void* event) const override {
+    hostSyncPoint("torch.Event.synchronize()");
     if (event) ACCEL_RT_CHECK(rt::driver().eventSynchronize(asEvent(event)), -1);
   }
   double elapsedTime(void* start, void* end, const c10::DeviceIndex device_index) const override {
@@ -108,11 +111,17 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     return true;
   }
   void synchronizeStream(const c10::Stream& stream) const override {
+    hostSyncPoint("torch.Stream.synchronize()");
     ACCEL_RT_CHECK(rt::driver().streamSynchronize(runtimeStream(stream)),
                    stream.device_index());
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
+    hostSyncPoint("torch.accelerator.synchronize()");
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(device_index), device_index);
+  }
+  // No `override`: torch 2.11 has no such virtual; from the torch that has it, this overrides.
+  bool isStreamCapturing(const c10::Stream& stream) const {
+    return accel::isStreamCapturing(stream);
   }
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
                              const c10::Stream& stream) const override {

@@ -23,9 +23,14 @@ enum class RandomKind : int {
 // The Philox state a launch draws from: the generator's (seed, offset) when it was launched.
 // Element group g (4 elements of a 32-bit draw, 2 of a 64-bit one) uses counter offset + g;
 // the generator's offset then moves past every group (randomGroupsReserved).
+//
+// In a graph capture the state must change on every replay, so the kernel reads it from device
+// memory at run time: `captured` then points to {seed, base offset}, and `offset` is the
+// launch's offset within the graph (CUDA's graph-safe philox state works the same way).
 struct PhiloxState {
   uint64_t seed = 0;
   uint64_t offset = 0;
+  const uint64_t* captured = nullptr;
 };
 
 struct RandomDesc {
@@ -104,7 +109,10 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane,
 
 ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
   const int per_group = elementsPerGroup(d.kind, d.elems.op[0].dtype, d.range);
-  const Philox4 r = philox(d.philox.seed, d.philox.offset + static_cast<uint64_t>(g));
+  const uint64_t* captured = d.philox.captured;
+  const uint64_t seed = captured != nullptr ? captured[0] : d.philox.seed;
+  const uint64_t base = (captured != nullptr ? captured[1] : 0) + d.philox.offset;
+  const Philox4 r = philox(seed, base + static_cast<uint64_t>(g));
   const ElementwiseDesc& e = d.elems;
   for (int lane = 0; lane < per_group; ++lane) {
     const int64_t i = g * per_group + lane;

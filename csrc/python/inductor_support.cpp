@@ -5,6 +5,7 @@
 
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 #include "python/kernel_scope.h"
 
 namespace py = pybind11;
@@ -21,6 +22,8 @@ namespace {
 // the thread's current stream must be done first. The kernel's own work is finished when it
 // returns, so later launches need no event.
 void drainCurrentStream(int device) {
+  // A graph capture cannot record these kernels: they run on the caller, now.
+  hostSyncPoint("a torch.compile host kernel (runs on the calling thread)");
   ACCEL_RT_CHECK(
       rt::driver().streamSynchronize(currentRuntimeStream(static_cast<c10::DeviceIndex>(device))),
       device);

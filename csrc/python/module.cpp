@@ -11,6 +11,7 @@
 #include "core/generator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 
 namespace py = pybind11;
 
@@ -82,6 +83,7 @@ py::dict fallbackStatsDict() {
 
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
 void registerDistributed(py::module& m);      // distributed_bindings.cpp
+void registerGraphBindings(py::module& m);    // graph_bindings.cpp
 
 }  // namespace accel
 
@@ -99,6 +101,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_is_in_bad_fork", &rt::inBadFork);
   m.def("_synchronize", [](int d) {
     checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    hostSyncPoint("torch.accel.synchronize()");
     py::gil_scoped_release no_gil;
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(d), d);
   });
@@ -164,4 +167,5 @@ PYBIND11_MODULE(_C, m) {
 
   registerInductorSupport(m);
   registerDistributed(m);
+  registerGraphBindings(m);
 }

@@ -22,6 +22,10 @@ enum class Error : int {
   NotReady,       // stream/event query: work still pending
   LaunchFailure,  // a kernel or copy failed while running (sticky, like CUDA)
   NotSupported,   // the driver cannot do this
+  // Graph capture (CUDA's cudaErrorStreamCapture*):
+  CaptureUnsupported,  // not permitted on a capturing stream; it invalidates the capture
+  CaptureInvalidated,  // ending a capture that an earlier error invalidated
+  CaptureUnjoined,     // ending a capture with a stream that joined it and never rejoined
   Unknown,
 };
 
@@ -33,8 +37,10 @@ enum class MemcpyKind : int { HostToHost, HostToDevice, DeviceToHost, DeviceToDe
 // returned by Driver::defaultStream and must not be destroyed.
 struct StreamImpl;
 struct EventImpl;
+struct GraphExecImpl;
 using Stream = StreamImpl*;
 using Event = EventImpl*;
+using GraphExec = GraphExecImpl*;  // an executable graph, made by streamEndCapture
 
 struct DeviceProperties {
   std::string name;
@@ -56,6 +62,11 @@ constexpr int kLowestPriority = 0;
 constexpr int kHighestPriority = -1;
 
 using HostFn = void (*)(void* user_data);
+
+// How strictly a capture forbids operations that would make the host wait for the device
+// (CUDA's cudaStreamCaptureMode, same values). The host driver refuses them on capturing
+// streams in every mode; the torch layer applies the mode to its own synchronising ops.
+enum class CaptureMode : int { Global = 0, ThreadLocal = 1, Relaxed = 2 };
 
 // While alive, host code may read and write device memory in place (see Driver::hostAccess).
 class HostAccessScope {
@@ -102,6 +113,23 @@ class Driver {
   virtual Error launchHostFunc(Stream stream, HostFn fn, void* user_data) = 0;
   // The native handle a kernel build launches on (the host Stream itself, or cudaStream_t).
   virtual void* nativeStream(Stream stream) = 0;
+
+  // Graph capture, as CUDA stream capture. Between begin and end, the work queued on `stream`
+  // is recorded instead of run, and so is the work of every stream that joins the capture by
+  // waiting on an event recorded in it (it must rejoin `stream` the same way before the end).
+  // A default stream cannot capture; a stream captures one graph at a time.
+  virtual Error streamBeginCapture(Stream stream, CaptureMode mode) = 0;
+  // Ends the capture begun on `stream` and instantiates what it recorded. On an error the
+  // recording is discarded; either way every stream of the capture stops capturing.
+  virtual Error streamEndCapture(Stream stream, GraphExec* graph) = 0;
+  // The id of the capture `stream` takes part in (unique in the process), 0 when none.
+  virtual uint64_t streamCaptureId(Stream stream) = 0;
+  // Queues the whole graph on `stream` as one unit of work, in order with its other work.
+  virtual Error graphLaunch(GraphExec graph, Stream stream) = 0;
+  // Destroys the graph once launches of it still queued have run.
+  virtual Error graphDestroy(GraphExec graph) = 0;
+  // Writes a description of the graph's nodes to `path` (Graphviz dot).
+  virtual Error graphDebugDump(GraphExec graph, const char* path) = 0;
 
   // Events.
   virtual Error eventCreate(int device, Event* event, unsigned flags) = 0;

@@ -106,6 +106,18 @@ class FakeDriver : public rt::Driver {
     return rt::Error::NotSupported;
   }
   void* nativeStream(rt::Stream s) override { return s; }
+  rt::Error streamBeginCapture(rt::Stream, rt::CaptureMode) override {
+    return rt::Error::NotSupported;
+  }
+  rt::Error streamEndCapture(rt::Stream, rt::GraphExec*) override {
+    return rt::Error::NotSupported;
+  }
+  uint64_t streamCaptureId(rt::Stream) override { return 0; }
+  rt::Error graphLaunch(rt::GraphExec, rt::Stream) override { return rt::Error::NotSupported; }
+  rt::Error graphDestroy(rt::GraphExec) override { return rt::Error::NotSupported; }
+  rt::Error graphDebugDump(rt::GraphExec, const char*) override {
+    return rt::Error::NotSupported;
+  }
 
   rt::Error eventCreate(int, rt::Event* event, unsigned) override {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -83,6 +83,9 @@ def register_inductor(backend: str | None = None) -> None:
             "accel", CppScheduling, AccelHostWrapperCodegen, _host_cpp_wrapper()
         )
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
+    from . import graph_trees
+
+    graph_trees.apply()
     STATUS["inductor"] = "ok"
 
 

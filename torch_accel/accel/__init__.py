@@ -1,6 +1,6 @@
 """``torch.accel``: the accel device module, with the API of ``torch.cuda``."""
 
-from . import _utils
+from . import _utils, graphs
 from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .device import (
     _is_in_bad_fork,
@@ -18,6 +18,15 @@ from .device import (
     set_device,
     synchronize,
 )
+from .graphs import (
+    AccelGraph,
+    Graph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
+from .mem_pool import MemPool, use_mem_pool
 from .memory import (
     empty_cache,
     max_memory_allocated,

@@ -22,6 +22,16 @@ namespace accel::kernels::host {
 // that 16M elements keep every core busy.
 constexpr int64_t kGrain = 32768;
 
+// Kernels over at most this many elements take about as long as waking a stream worker:
+// they are short work, run on the caller when the stream is idle (rt::host::enqueueShort).
+constexpr int64_t kShortElements = 4096;
+
+template <class W>
+rt::Error launch(rt::Stream stream, int64_t numel, W&& work) {
+  if (numel <= kShortElements) return rt::host::enqueueShort(stream, std::forward<W>(work));
+  return rt::host::enqueue(stream, std::forward<W>(work));
+}
+
 // Raw pointers and a by-value functor, so the compiler can keep alpha in a register and
 // vectorize (stores through `out` cannot then alias the functor or the descriptor).
 template <class F, class Out, class... In>
@@ -69,14 +79,14 @@ struct Executor {
     constexpr bool typed = !std::is_same_v<Out, AnyDType> && (!std::is_same_v<In, AnyDType> && ...);
     if constexpr (typed) {
       if (isContiguous(d)) {
-        return rt::host::enqueue(stream, [d, f] {
+        return launch(stream, d.numel, [d, f] {
           rt::host::parallelFor(0, d.numel, kGrain, [&](int64_t b, int64_t e) {
             denseRange<F, Out, In...>(f, d, b, e, std::index_sequence_for<In...>{});
           });
         });
       }
     }
-    return rt::host::enqueue(stream, [d, f] {
+    return launch(stream, d.numel, [d, f] {
       rt::host::parallelFor(0, d.numel, kGrain,
                             [&](int64_t b, int64_t e) { stridedRange<F, Out, In...>(f, d, b, e); });
     });

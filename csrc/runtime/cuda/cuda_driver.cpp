@@ -3,6 +3,7 @@
 // extern "C" entry points at the bottom.
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -39,6 +40,13 @@ Error translate(cudaError_t e) {
     case cudaErrorInvalidPc:
     case cudaErrorHardwareStackError: return Error::LaunchFailure;
     case cudaErrorNotSupported: return Error::NotSupported;
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureWrongThread: return Error::CaptureUnsupported;
+    case cudaErrorStreamCaptureInvalidated: return Error::CaptureInvalidated;
+    case cudaErrorStreamCaptureUnjoined: return Error::CaptureUnjoined;
     default: return Error::Unknown;
   }
 }
@@ -59,6 +67,27 @@ Error check(cudaError_t e, const char* call) {
     if (Error e_ = ACCEL_CUDA(call); e_ != Error::Success) \
       return e_;                                           \
   } while (0)
+
+// What rt::GraphExec points to: the captured graph (kept for debug dumps) and its
+// instantiation.
+struct CudaGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  int device = 0;
+};
+
+CudaGraph* cast(GraphExec g) { return reinterpret_cast<CudaGraph*>(g); }
+
+// While alive, this thread may make calls a capture forbids elsewhere: the caching allocator
+// calls cudaMalloc while a graph captures (its private pool grows), as torch.cuda's does.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
 
 class CudaDriver final : public Driver {
  public:
@@ -98,6 +127,7 @@ class CudaDriver final : public Driver {
     if (ptr == nullptr) return Error::InvalidValue;
     *ptr = nullptr;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    RelaxedCaptureMode relaxed;
     const Error e = ACCEL_CUDA(cudaMalloc(ptr, size));
     // An OOM is reported here and must not linger as the thread's last error.
     if (e != Error::Success) cudaGetLastError();
@@ -206,6 +236,61 @@ class CudaDriver final : public Driver {
 
   void* nativeStream(Stream stream) override {
     return stream == nullptr ? nullptr : static_cast<void*>(cuda::nativeStream(stream));
+  }
+
+  Error streamBeginCapture(Stream stream, CaptureMode mode) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    if (isDefault(stream)) return Error::NotSupported;  // the legacy stream cannot capture
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaStreamBeginCapture(cast(stream)->handle,
+                                             static_cast<cudaStreamCaptureMode>(mode)));
+  }
+
+  Error streamEndCapture(Stream stream, GraphExec* graph) override {
+    if (stream == nullptr || graph == nullptr) return Error::InvalidValue;
+    *graph = nullptr;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    auto g = std::make_unique<CudaGraph>();
+    g->device = cast(stream)->device;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(cast(stream)->handle, &g->graph));
+    if (Error e = ACCEL_CUDA(cudaGraphInstantiate(&g->exec, g->graph, 0)); e != Error::Success) {
+      cudaGraphDestroy(g->graph);
+      return e;
+    }
+    *graph = reinterpret_cast<GraphExec>(g.release());
+    return Error::Success;
+  }
+
+  uint64_t streamCaptureId(Stream stream) override {
+    if (stream == nullptr || isDefault(stream)) return 0;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    if (cudaStreamGetCaptureInfo(cast(stream)->handle, &status, &id) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return status == cudaStreamCaptureStatusNone ? 0 : id;
+  }
+
+  Error graphLaunch(GraphExec graph, Stream stream) override {
+    if (graph == nullptr || stream == nullptr) return Error::InvalidValue;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
+    return ACCEL_CUDA(cudaGraphLaunch(cast(graph)->exec, cast(stream)->handle));
+  }
+
+  Error graphDestroy(GraphExec graph) override {
+    if (graph == nullptr) return Error::InvalidValue;
+    std::unique_ptr<CudaGraph> g(cast(graph));
+    // CUDA defers the release of an executable graph that is still running.
+    const Error e = ACCEL_CUDA(cudaGraphExecDestroy(g->exec));
+    cudaGraphDestroy(g->graph);
+    return e;
+  }
+
+  Error graphDebugDump(GraphExec graph, const char* path) override {
+    if (graph == nullptr || path == nullptr) return Error::InvalidValue;
+    return ACCEL_CUDA(
+        cudaGraphDebugDotPrint(cast(graph)->graph, path, cudaGraphDebugDotFlagsVerbose));
   }
 
   Error eventCreate(int device, Event* event, unsigned flags) override {

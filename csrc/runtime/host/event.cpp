@@ -5,12 +5,20 @@
 namespace accel::rt {
 
 Error EventImpl::record(Stream stream) {
+  if (auto capture = stream->capture()) {
+    host::CaptureMark mark = capture->mark(stream);
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->captured = std::move(mark);
+    return Error::Success;
+  }
   uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     generation = ++state_->recorded;
+    state_->captured = {};
   }
-  return stream->enqueue([state = state_, generation] {
+  // A marker is short work: on an idle stream it runs at once.
+  return stream->submit([state = state_, generation] {
     const auto now = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> lock(state->mu);
@@ -20,7 +28,7 @@ Error EventImpl::record(Stream stream) {
       }
     }
     state->cv.notify_all();
-  });
+  }, /*is_short=*/true);
 }
 
 Error EventImpl::query() const {
@@ -35,10 +43,23 @@ void EventImpl::wait() const {
 
 Error EventImpl::makeStreamWait(Stream stream) const {
   uint64_t generation;
+  host::CaptureMark mark;
+  bool completed;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->completed == state_->recorded) return Error::Success;  // nothing to wait for
+    mark = state_->captured;
+    completed = state_->completed == state_->recorded;
     generation = state_->recorded;
+  }
+  if (auto capture = mark.capture.lock(); capture && !capture->ended()) {
+    if (!stream->joinCapture(capture)) return Error::CaptureUnsupported;  // captures another
+    if (!capture->join(stream, mark)) stream->leaveCapture(capture.get());  // it just ended
+    return Error::Success;
+  }
+  if (completed) return Error::Success;  // nothing to wait for
+  if (auto capture = stream->capture()) {
+    capture->invalidate(Error::CaptureUnsupported);
+    return Error::CaptureUnsupported;
   }
   // Blocks only this stream's worker; the marker runs on another stream's worker.
   return stream->enqueue([state = state_, generation] {

@@ -1,6 +1,7 @@
 #include "runtime/host/host_driver.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "runtime/fork.h"
+#include "runtime/host/capture.h"
 #include "runtime/host/device_access.h"
 #include "runtime/host/event.h"
 #include "runtime/host/fault.h"
@@ -18,6 +20,10 @@
 
 namespace accel::rt::host {
 namespace {
+
+// Copies and memsets up to this size are short work (StreamImpl::submit): on an idle stream
+// they run on the caller, which is faster than waking the worker.
+constexpr size_t kShortCopyBytes = 64 << 10;
 
 struct Device {
   Device(int index, bool launch_blocking)
@@ -68,14 +74,16 @@ class HostDriver final : public Driver {
 
   Error deviceSynchronize(int device) override {
     if (!valid(device)) return Error::InvalidDevice;
-    Device& d = *devices_[device];
-    std::vector<std::shared_ptr<StreamImpl>> streams;
-    {
-      std::lock_guard<std::mutex> lock(d.mu);
-      streams = d.streams;
-    }
-    d.default_stream.drain();
-    for (auto& s : streams) s->drain();
+    // Waiting for a capturing stream would wait for work that is recorded, never run.
+    bool capturing = false;
+    forEachStream(device, [&](StreamImpl& s) {
+      if (auto capture = s.capture()) {
+        capture->invalidate(Error::CaptureUnsupported);
+        capturing = true;
+      }
+    });
+    if (capturing) return Error::CaptureUnsupported;
+    drainAll(device);
     return stickyStatus(device);
   }
 
@@ -90,7 +98,7 @@ class HostDriver final : public Driver {
   Error free(int device, void* ptr) override {
     if (!valid(device)) return Error::InvalidDevice;
     // Like cudaFree: wait for queued work that may still touch the memory.
-    deviceSynchronize(device);
+    drainAll(device);
     return memory_.release(device, ptr);
   }
 
@@ -121,7 +129,7 @@ class HostDriver final : public Driver {
   Error freeHost(void* ptr) override {
     if (ptr == nullptr) return Error::Success;
     // Like cudaFreeHost: an asynchronous copy may still read or write it.
-    for (int d = 0; d < config_.devices; ++d) deviceSynchronize(d);
+    for (int d = 0; d < config_.devices; ++d) drainAll(d);
     {
       std::lock_guard<std::mutex> lock(host_mu_);
       if (host_allocations_.erase(ptr) == 0) return Error::InvalidValue;
@@ -143,14 +151,14 @@ class HostDriver final : public Driver {
       return Error::InvalidValue;
     }
     if (processFaults().inject(FaultSite::Memcpy)) return Error::LaunchFailure;
-    return stream->enqueue([=] { std::memcpy(dst, src, bytes); });
+    return stream->submit([=] { std::memcpy(dst, src, bytes); }, bytes <= kShortCopyBytes);
   }
 
   Error memsetAsync(void* dst, int value, size_t bytes, Stream stream) override {
     if (stream == nullptr) return Error::InvalidValue;
     if (bytes == 0) return Error::Success;
     if (dst == nullptr || !memory_.contains(dst, bytes)) return Error::InvalidValue;
-    return stream->enqueue([=] { std::memset(dst, value, bytes); });
+    return stream->submit([=] { std::memset(dst, value, bytes); }, bytes <= kShortCopyBytes);
   }
 
   Stream defaultStream(int device) override {
@@ -184,12 +192,14 @@ class HostDriver final : public Driver {
 
   Error streamSynchronize(Stream stream) override {
     if (stream == nullptr) return Error::InvalidValue;
+    if (Error e = refuseIfCapturing(stream); e != Error::Success) return e;
     stream->drain();
     return stickyStatus(stream->device);
   }
 
   Error streamQuery(Stream stream) override {
     if (stream == nullptr) return Error::InvalidValue;
+    if (Error e = refuseIfCapturing(stream); e != Error::Success) return e;
     return stream->idle() ? Error::Success : Error::NotReady;
   }
 
@@ -210,6 +220,64 @@ class HostDriver final : public Driver {
   }
 
   void* nativeStream(Stream stream) override { return stream; }
+
+  Error streamBeginCapture(Stream stream, CaptureMode mode) override {
+    if (stream == nullptr || !valid(stream->device)) return Error::InvalidValue;
+    // As CUDA's legacy default stream, which synchronises with every other stream.
+    if (stream == &devices_[stream->device]->default_stream) return Error::NotSupported;
+    auto capture = std::make_shared<Capture>(mode, stream);
+    if (stream->capture() || !stream->joinCapture(capture)) return Error::CaptureUnsupported;
+    return Error::Success;
+  }
+
+  Error streamEndCapture(Stream stream, GraphExec* graph) override {
+    if (stream == nullptr || graph == nullptr) return Error::InvalidValue;
+    *graph = nullptr;
+    auto capture = stream->capture();
+    if (!capture || capture->origin != stream) return Error::InvalidValue;
+    std::vector<Work> work;
+    std::vector<Stream> streams;
+    const Error status = capture->finish(&work, &streams);
+    for (Stream s : streams) s->leaveCapture(capture.get());
+    if (status != Error::Success) return status;
+    *graph = new GraphExecImpl{
+        std::make_shared<const std::vector<Work>>(std::move(work)), stream->device};
+    return Error::Success;
+  }
+
+  uint64_t streamCaptureId(Stream stream) override {
+    if (stream == nullptr) return 0;
+    auto capture = stream->capture();
+    return capture ? capture->id : 0;
+  }
+
+  Error graphLaunch(GraphExec graph, Stream stream) override {
+    if (graph == nullptr || stream == nullptr) return Error::InvalidValue;
+    if (graph->device != stream->device) return Error::InvalidValue;
+    return stream->enqueue([work = graph->work] {
+      for (const Work& w : *work) w();
+    });
+  }
+
+  Error graphDestroy(GraphExec graph) override {
+    delete graph;  // queued launches share the recording
+    return Error::Success;
+  }
+
+  Error graphDebugDump(GraphExec graph, const char* path) override {
+    if (graph == nullptr || path == nullptr) return Error::InvalidValue;
+    FILE* f = std::fopen(path, "w");
+    if (f == nullptr) return Error::InvalidValue;
+    // The recording is one chain: each node depends on the one before.
+    std::fprintf(f, "digraph accel_graph {\n  // accel:%d, host driver, %zu nodes\n", graph->device,
+                 graph->work->size());
+    for (size_t i = 0; i < graph->work->size(); ++i) {
+      std::fprintf(f, "  n%zu [label=\"node %zu\"];\n", i, i);
+      if (i > 0) std::fprintf(f, "  n%zu -> n%zu;\n", i - 1, i);
+    }
+    std::fprintf(f, "}\n");
+    return std::fclose(f) == 0 ? Error::Success : Error::InvalidValue;
+  }
 
   Error eventCreate(int device, Event* event, unsigned flags) override {
     if (!valid(device)) return Error::InvalidDevice;
@@ -266,6 +334,31 @@ class HostDriver final : public Driver {
 
  private:
   bool valid(int device) const { return device >= 0 && device < config_.devices; }
+
+  template <class F>
+  void forEachStream(int device, F f) {
+    Device& d = *devices_[device];
+    std::vector<std::shared_ptr<StreamImpl>> streams;
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      streams = d.streams;
+    }
+    f(d.default_stream);
+    for (auto& s : streams) f(*s);
+  }
+
+  // Waits for the queued work of every stream of `device` (recorded work is not queued).
+  void drainAll(int device) {
+    forEachStream(device, [](StreamImpl& s) { s.drain(); });
+  }
+
+  // Synchronising with a capturing stream is an error that invalidates the capture, as in CUDA.
+  static Error refuseIfCapturing(Stream stream) {
+    auto capture = stream->capture();
+    if (!capture) return Error::Success;
+    capture->invalidate(Error::CaptureUnsupported);
+    return Error::CaptureUnsupported;
+  }
 
   // A kernel's recorded input error becomes the device's sticky error.
   void absorbKernelError(int device) {

@@ -11,4 +11,22 @@ Error enqueue(Stream stream, std::function<void()> work) {
   return stream->enqueue(std::move(work));
 }
 
+namespace detail {
+
+bool runIfIdle(Stream stream, void (*fn)(void*), void* context, Error* result) {
+  if (stream == nullptr) {
+    *result = Error::InvalidValue;
+    return true;
+  }
+  if (processFaults().inject(FaultSite::Launch)) {
+    *result = Error::LaunchFailure;
+    return true;
+  }
+  *result = Error::Success;
+  return stream->runInlineIfIdle(fn, context);
+}
+
+Error queue(Stream stream, std::function<void()> work) { return stream->enqueue(std::move(work)); }
+
+}  // namespace detail
 }  // namespace accel::rt::host

@@ -23,20 +23,42 @@ StreamImpl::~StreamImpl() {
 
 Error StreamImpl::enqueue(Work work) {
   if (inBadFork()) return Error::NotSupported;
-  if (launch_blocking_) {
-    drain();
-    return run(work) ? Error::Success : Error::LaunchFailure;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // Held while recording, so that a capture ending meanwhile cannot miss this work.
+    if (capture_) return capture_->record(this, std::move(work));
+    if (!launch_blocking_) {
+      if (!worker_.joinable()) {
+        watchForFork();  // from the first thread on, a forked child cannot use the runtime
+        worker_ = std::thread(&StreamImpl::workerLoop, this);
+      }
+      queue_.push_back(std::move(work));
+      lock.unlock();
+      work_cv_.notify_one();
+      return Error::Success;
+    }
   }
+  drain();
+  return run(work) ? Error::Success : Error::LaunchFailure;
+}
+
+bool StreamImpl::runInlineIfIdle(InlineFn fn, void* context) {
+  if (launch_blocking_ || inBadFork()) return false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!worker_.joinable()) {
-      watchForFork();  // from the first thread on, a forked child cannot use the runtime
-      worker_ = std::thread(&StreamImpl::workerLoop, this);
-    }
-    queue_.push_back(std::move(work));
+    if (running_ || !queue_.empty() || capture_) return false;
+    running_ = true;  // later work, queued from any thread, waits for this one
   }
-  work_cv_.notify_one();
-  return Error::Success;
+  run(fn, context);
+  bool queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = false;
+    queued = !queue_.empty();
+    if (!queued) idle_cv_.notify_all();
+  }
+  if (queued) work_cv_.notify_one();
+  return true;
 }
 
 void StreamImpl::drain() {
@@ -49,10 +71,27 @@ bool StreamImpl::idle() {
   return queue_.empty() && !running_;
 }
 
-bool StreamImpl::run(Work& work) {
+std::shared_ptr<host::Capture> StreamImpl::capture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capture_;
+}
+
+bool StreamImpl::joinCapture(const std::shared_ptr<host::Capture>& capture) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_ && capture_ != capture) return false;
+  capture_ = capture;
+  return true;
+}
+
+void StreamImpl::leaveCapture(const host::Capture* capture) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_.get() == capture) capture_.reset();
+}
+
+bool StreamImpl::run(InlineFn fn, void* context) {
   host::DeviceAccess access;
   try {
-    work();
+    fn(context);
     return true;
   } catch (const std::exception& e) {
     error_.set(std::string("work on accel stream failed: ") + e.what());
@@ -62,10 +101,14 @@ bool StreamImpl::run(Work& work) {
   return false;
 }
 
+bool StreamImpl::run(Work& work) {
+  return run([](void* w) { (*static_cast<Work*>(w))(); }, &work);
+}
+
 void StreamImpl::workerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    work_cv_.wait(lock, [this] { return !running_ && (stop_ || !queue_.empty()); });
     if (queue_.empty()) return;  // stopped and drained
     Work work = std::move(queue_.front());
     queue_.pop_front();

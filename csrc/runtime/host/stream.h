@@ -4,16 +4,21 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "runtime/driver.h"
+#include "runtime/host/capture.h"
 #include "runtime/host/sticky_error.h"
 
 namespace accel::rt {
 
 struct StreamImpl {
-  using Work = std::function<void()>;
+  using Work = host::Work;
+  using InlineFn = void (*)(void* context);
 
   // `error` is the owning device's sticky error; it must outlive the stream.
   StreamImpl(int device, int priority, host::StickyError& error, bool launch_blocking);
@@ -23,29 +28,54 @@ struct StreamImpl {
   StreamImpl(const StreamImpl&) = delete;
   StreamImpl& operator=(const StreamImpl&) = delete;
 
-  // Queues `work` (the worker starts on first use). Under launch blocking, drains the queue
-  // and runs `work` on the caller instead, returning LaunchFailure if it throws. Returns
-  // NotSupported in a forked child, where the worker does not exist.
+  // Queues `work` (the worker starts on first use), or records it while the stream captures.
+  // Under launch blocking, drains the queue and runs `work` on the caller instead, returning
+  // LaunchFailure if it throws. Returns NotSupported in a forked child, where the worker does
+  // not exist.
   Error enqueue(Work work);
+  // Runs fn(context) on the caller when nothing is queued or running and the stream does not
+  // capture, and returns true; else returns false and does nothing. For short work, it saves
+  // waking the worker; the result is the same as a queued item that ran at once (a throw
+  // becomes the sticky error).
+  bool runInlineIfIdle(InlineFn fn, void* context);
+  // enqueue; short work (see runInlineIfIdle) runs on the caller when the stream is idle.
+  template <class F>
+  Error submit(F&& work, bool is_short) {
+    if (is_short &&
+        runInlineIfIdle([](void* w) { (*static_cast<std::remove_reference_t<F>*>(w))(); }, &work)) {
+      return Error::Success;
+    }
+    return enqueue(Work(std::forward<F>(work)));
+  }
   // Waits until every queued item has finished.
   void drain();
   bool idle();
+
+  // The capture this stream takes part in, or null.
+  std::shared_ptr<host::Capture> capture();
+  // Makes the stream record into `capture`; false when it already takes part in another one.
+  bool joinCapture(const std::shared_ptr<host::Capture>& capture);
+  // Stops recording into `capture` (nothing if the stream records into another one).
+  void leaveCapture(const host::Capture* capture);
 
   const int device;
   const int priority;
 
  private:
   void workerLoop();
-  bool run(Work& work);  // false when it threw (the sticky error is then set)
+  // False when the work threw (the sticky error is then set).
+  bool run(InlineFn fn, void* context);
+  bool run(Work& work);
 
   host::StickyError& error_;
   const bool launch_blocking_;
   std::mutex mu_;
-  std::condition_variable work_cv_;  // the worker waits for work or stop
+  std::condition_variable work_cv_;  // the worker waits for work (and no inline run) or stop
   std::condition_variable idle_cv_;  // drain() waits for an empty queue and no running item
   std::deque<Work> queue_;
-  bool running_ = false;
+  bool running_ = false;  // an item runs, on the worker or inline on a caller
   bool stop_ = false;
+  std::shared_ptr<host::Capture> capture_;
   std::thread worker_;
 };
 

@@ -1,0 +1,169 @@
+"""Graph replay vs eager on accel, side by side in one run (CPU eager as the reference):
+
+- a chain of 200 tiny ops (16 elements): launch-bound, so a replay's saving is the dispatch
+  of every op (goal: graphed >= 5x accel eager);
+- the LoRA training step of examples/lora_finetune.py (forward, backward, gradient clipping,
+  AdamW) captured whole (goal on the host driver: >= 2x accel eager, and at or under CPU
+  eager's step time), with the example's defaults (batch 16 x 32 tokens) and with the
+  smaller batch of the issue's measurement (4 x 64).
+
+    python benchmarks/graphs.py [--out DIR] [--steps N] [--ops N]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import torch_accel
+from common import median_seconds, write_result
+
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+)
+import lora_finetune as lf  # noqa: E402
+
+
+def chain(x, ops):
+    for i in range(ops // 4):
+        x = ((x + 1.0) * 0.5).sin() - 0.1 * i
+    return x
+
+
+def capture(fn):
+    g = torch.accel.Graph()
+    side = torch.accel.Stream()
+    side.wait_stream(torch.accel.current_stream())
+    with torch.accel.stream(side):
+        fn()  # warm-up: lazy initialisation stays out of the capture
+    torch.accel.current_stream().wait_stream(side)
+    with torch.accel.graph(g):
+        out = fn()
+    return g, out
+
+
+def bench_chain(ops: int) -> dict:
+    cpu = torch.rand(16)
+    acc = cpu.to("accel")
+    g, out = capture(lambda: chain(acc, ops))
+    sync = torch.accel.synchronize
+    t_cpu = median_seconds(lambda: chain(cpu, ops), repeats=15, inner=20)
+    t_eager = median_seconds(lambda: chain(acc, ops), repeats=15, inner=20, sync=sync)
+    t_graph = median_seconds(g.replay, repeats=15, inner=20, sync=sync)
+    torch.testing.assert_close(out.cpu(), chain(cpu, ops))
+    print(
+        f"{ops}-op chain: cpu eager {t_cpu * 1e6:.0f} us, accel eager {t_eager * 1e6:.0f} us, "
+        f"accel graph {t_graph * 1e6:.0f} us: graph {t_eager / t_graph:.1f}x accel eager"
+    )
+    return {
+        "ops": ops,
+        "elements": 16,
+        "cpu_eager_us": t_cpu * 1e6,
+        "accel_eager_us": t_eager * 1e6,
+        "accel_graph_us": t_graph * 1e6,
+        "graph_speedup_vs_accel_eager": t_eager / t_graph,
+        "graph_speedup_vs_cpu_eager": t_cpu / t_graph,
+        "goal": "graph_speedup_vs_accel_eager >= 5",
+    }
+
+
+def lora_setup(device, capturable, argv=()):
+    args = lf.parse_args(list(argv))
+    tokenizer, data = lf.permutation_task(args.seq_len, 8 * args.batch_size, args.seed)
+    torch.manual_seed(0)
+    model = lf.build_model(args, tokenizer.vocab_size).to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=args.lr, capturable=capturable)
+    batches = [data[i * args.batch_size : (i + 1) * args.batch_size] for i in range(8)]
+    static = batches[0].to(device)
+
+    def step():
+        loss = model(input_ids=static, labels=static).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=False)  # the graph keeps the gradient buffers
+        return loss
+
+    return step, static, batches
+
+
+def bench_lora(steps: int, argv=()) -> dict:
+    """The three are timed in turns, one step each per round, so that they share whatever
+    else the machine is doing."""
+    cpu_step, cpu_static, batches = lora_setup("cpu", False, argv)
+    eager_step, eager_static, _ = lora_setup("accel", False, argv)
+    graph_step, graph_static, _ = lora_setup("accel", True, argv)
+    for _ in range(3):
+        cpu_step()
+        eager_step()
+    g, loss = capture(graph_step)
+    sync = torch.accel.synchronize
+    runs = {
+        "cpu": (cpu_step, cpu_static, lambda: None),
+        "eager": (eager_step, eager_static, sync),
+        "graph": (g.replay, graph_static, sync),
+    }
+    times = {name: [] for name in runs}
+    for i in range(steps):
+        for name, (run, static, wait) in runs.items():
+            static.copy_(batches[i % len(batches)])  # a new batch, into the step's input
+            wait()
+            t0 = time.perf_counter()
+            run()
+            wait()
+            times[name].append(time.perf_counter() - t0)
+    t_cpu, t_eager, t_graph = (statistics.median(times[n]) for n in ("cpu", "eager", "graph"))
+    tokens = graph_static.numel()
+    print(
+        f"LoRA step {' '.join(argv) or '(defaults)'}: cpu eager {t_cpu * 1e3:.1f} ms, "
+        f"accel eager {t_eager * 1e3:.1f} ms, "
+        f"accel graph {t_graph * 1e3:.1f} ms: graph {t_eager / t_graph:.2f}x accel eager, "
+        f"{t_cpu / t_graph:.2f}x cpu eager (loss {loss.item():.3f})"
+    )
+    return {
+        "config": " ".join(argv) or "examples/lora_finetune.py defaults",
+        "cpu_eager_ms": t_cpu * 1e3,
+        "accel_eager_ms": t_eager * 1e3,
+        "accel_graph_ms": t_graph * 1e3,
+        "graph_speedup_vs_accel_eager": t_eager / t_graph,
+        "graph_speedup_vs_cpu_eager": t_cpu / t_graph,
+        "tokens_per_step": tokens,
+        "accel_graph_tokens_per_s": tokens / t_graph,
+        "goal": "graph_speedup_vs_accel_eager >= 2 and accel_graph_ms <= cpu_eager_ms",
+    }
+
+
+def load_note() -> str:
+    try:
+        load = os.getloadavg()
+        return (
+            f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores"
+        )
+    except OSError:
+        return "unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--ops", type=int, default=200)
+    args = parser.parse_args()
+    result = {
+        "benchmark": "graph replay vs eager (torch.accel.graph)",
+        "driver": torch_accel.driver(),
+        "machine_load_at_start": load_note(),
+        "chain": bench_chain(args.ops),
+        "lora_step": bench_lora(args.steps),
+        "lora_step_small_batch": bench_lora(args.steps, ["--batch-size", "4", "--seq-len", "64"]),
+    }
+    result["machine_load_at_end"] = load_note()
+    write_result(args.out, "graphs", result)
+
+
+if __name__ == "__main__":
+    main()
