@@ -340,6 +340,7 @@ def semantics(check):
         # The input is produced on a side stream; the collective must see the final values.
         side = torch.accel.Stream()
         x = torch.ones(1 << 16, device=DEVICE)
+        side.wait_stream(torch.accel.current_stream())  # x is filled on the current stream
         with torch.accel.stream(side):
             for _ in range(20):
                 x = x * 2
