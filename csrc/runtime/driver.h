@@ -55,6 +55,14 @@ constexpr int kHighestPriority = -1;
 
 using HostFn = void (*)(void* user_data);
 
+// Names a driver allocation for another process (interprocess sharing, as cudaIpcMemHandle).
+struct IpcMemHandle {
+  int fd = -1;          // host driver: the allocation's memfd (the driver's; the receiver maps it)
+  size_t size = 0;      // the allocation's size in bytes (the host driver maps that much)
+  uint64_t id = 0;      // the same for every handle of one allocation, in every process
+  char bytes[64] = {};  // CUDA driver: the cudaIpcMemHandle_t
+};
+
 // While alive, host code may read and write device memory in place (see Driver::hostAccess).
 class HostAccessScope {
  public:
@@ -100,6 +108,30 @@ class Driver {
   virtual Error launchHostFunc(Stream stream, HostFn fn, void* user_data) = 0;
   // The native handle a kernel build launches on (the host Stream itself, or cudaStream_t).
   virtual void* nativeStream(Stream stream) = 0;
+  // The Stream for a native handle made elsewhere (torch.accel.ExternalStream): one of the
+  // host driver's streams, or a cudaStream_t of `device`. It does not own the handle and
+  // stays valid while the handle does. InvalidValue for a handle the driver does not know.
+  virtual Error streamFromNative(int device, void* native, Stream* stream) {
+    return Error::NotSupported;
+  }
+
+  // Interprocess sharing. ipcGetMemHandle names the allocation that starts at `base` (a
+  // pointer malloc returned); another process's ipcOpenMemHandle maps it on `device` and
+  // returns its own pointer to it, which ipcCloseMemHandle unmaps. NotSupported when the
+  // allocation cannot be shared.
+  virtual Error ipcGetMemHandle(void* base, IpcMemHandle* handle) { return Error::NotSupported; }
+  virtual Error ipcOpenMemHandle(int device, const IpcMemHandle& handle, void** ptr) {
+    return Error::NotSupported;
+  }
+  virtual Error ipcCloseMemHandle(void* ptr) { return Error::NotSupported; }
+
+  // Percent of about the last second during which the device was running work.
+  virtual Error deviceUtilization(int device, int* percent) { return Error::NotSupported; }
+
+  // Whether `device` can read and write `peer`'s memory directly.
+  virtual Error deviceCanAccessPeer(int device, int peer, bool* can_access) {
+    return Error::NotSupported;
+  }
 
   // Events.
   virtual Error eventCreate(int device, Event* event, unsigned flags) = 0;
@@ -113,6 +145,11 @@ class Driver {
   // holds the returned scope meanwhile: under TORCH_ACCEL_PROTECT=1 the host driver keeps its
   // memory inaccessible otherwise. Null when device memory is not host memory (CUDA).
   virtual std::unique_ptr<HostAccessScope> hostAccess() = 0;
+
+  // How many work items (kernels, copies, memsets) the calling thread has queued so far, on
+  // any stream: profilers tell the operations that launched work from those that did not.
+  // False from a driver that does not count.
+  virtual bool threadWorkCount(uint64_t* count) { return false; }
 
   // Takes and clears the sticky error of work that failed asynchronously on `device`.
   virtual Error getLastError(int device) = 0;

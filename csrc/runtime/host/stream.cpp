@@ -5,6 +5,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/fork.h"
+#include "runtime/host/busy_clock.h"
 #include "runtime/host/device_access.h"
 
 namespace accel::rt {
@@ -51,6 +52,7 @@ bool StreamImpl::idle() {
 
 bool StreamImpl::run(Work& work) {
   host::DeviceAccess access;
+  host::BusyScope busy(device);
   try {
     work();
     return true;
