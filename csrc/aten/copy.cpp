@@ -14,6 +14,7 @@
 #include "core/host_allocator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 #include "kernels/copy.h"
 
 namespace accel {
@@ -43,11 +44,13 @@ bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
          dst.is_contiguous() && src.is_contiguous();
 }
 
-// Pageable copies wait; pinned non_blocking copies keep their host memory alive instead.
+// Pageable copies wait; pinned non_blocking copies mark their block in use by the stream
+// instead, so it is not reused before the copy ran.
 void finishHostCopy(const at::Tensor& host, bool non_blocking, int device, rt::Stream stream) {
   if (non_blocking && isPinnedPtr(host.data_ptr())) {
-    keepAliveUntilDone(host.storage(), device, stream);
+    recordPinnedUse(host.data_ptr(), stream);
   } else {
+    hostSyncPoint("a blocking copy between accel and the host (aten::copy_)");
     ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
   }
 }
@@ -96,6 +99,7 @@ void copyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
           rt::driver().memcpyAsync(raw.data_ptr(), src.data_ptr(), span,
                                    rt::MemcpyKind::DeviceToHost, stream),
           device);
+      hostSyncPoint("a blocking copy from accel to the host (aten::copy_)");
       ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
       at::Tensor view = at::empty({0}, dst.options().dtype(src.scalar_type()))
                             .set_(raw.storage(), 0, src.sizes(), src.strides());
@@ -121,6 +125,7 @@ void copyAcrossDevices(const at::Tensor& dst, const at::Tensor& src) {
   rt::Stream src_stream = currentRuntimeStream(src_dev);
   rt::Stream dst_stream = currentRuntimeStream(dst_dev);
   // Cross-device copies are rare: synchronising both streams keeps the ordering obvious.
+  hostSyncPoint("a copy between two accel devices (aten::copy_)");
   ACCEL_RT_CHECK(rt::driver().streamSynchronize(dst_stream), dst_dev);
   ACCEL_RT_CHECK(rt::driver().memcpyAsync(target.data_ptr(), source.data_ptr(), target.nbytes(),
                                           rt::MemcpyKind::DeviceToDevice, src_stream),

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/generator.h"
+#include "core/sync_point.h"
 
 namespace accel {
 namespace {
@@ -126,13 +127,17 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   substituteGenerators(schema, stack, first, device ? device->index() : -1);
 
   auto start = std::chrono::steady_clock::now();
-  at::native::cpu_fallback(op, stack);
   size_t nret = schema.returns().size();
-  if (factory) {
-    for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
-      c10::IValue& v = (*stack)[i];
-      if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
-        v = v.toTensor().to(*device);
+  {
+    // Its copies to and from the CPU wait for the device.
+    SyncPointScope sync(("the CPU fallback of " + name).c_str());
+    at::native::cpu_fallback(op, stack);
+    if (factory) {
+      for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
+        c10::IValue& v = (*stack)[i];
+        if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
+          v = v.toTensor().to(*device);
+        }
       }
     }
   }

@@ -4,11 +4,13 @@
 
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 
 namespace accel {
 namespace {
 
 c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  hostSyncPoint("aten::_local_scalar_dense (Tensor.item())");
   int device = self.device().index();
   rt::Stream stream = currentRuntimeStream(device);
   alignas(16) char buffer[16];

@@ -11,6 +11,7 @@
 #include "aten/fallback.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
+#include "core/sync_point.h"
 #include "core/stream_pool.h"
 #include "kernels/copy.h"
 #include "kernels/index.h"
@@ -35,7 +36,12 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
     ACCEL_RT_CHECK(kernels::indexTable().nonzero_count(rowMajorDesc(self),
                                                        dev_count.data_ptr<int64_t>(), stream),
                    device);
-    count = dev_count.cpu().item<int64_t>();  // the output's shape needs it on the host
+    // The output's shape needs the count on the host.
+    hostSyncPoint("aten::nonzero");
+    ACCEL_RT_CHECK(rt::driver().memcpyAsync(&count, dev_count.data_ptr(), sizeof(count),
+                                            rt::MemcpyKind::DeviceToHost, stream),
+                   device);
+    ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
   }
   out.resize_({count, self.dim()});
   if (count == 0 || self.dim() == 0) return out;
