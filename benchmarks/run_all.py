@@ -13,6 +13,7 @@ BENCHMARKS = [
     "elementwise.py",
     "ops_host.py",
     "lora_step.py",
+    "profiler_overhead.py",
 ]
 
 
