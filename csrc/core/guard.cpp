@@ -6,6 +6,7 @@
 #include "core/device.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_point.h"
 
 namespace accel {
 namespace {
@@ -108,12 +109,25 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     return true;
   }
   void synchronizeStream(const c10::Stream& stream) const override {
+    hostSyncPoint("Stream.synchronize()");
     ACCEL_RT_CHECK(rt::driver().streamSynchronize(runtimeStream(stream)),
                    stream.device_index());
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(device_index), device_index);
   }
+#if __has_include(<c10/core/DeviceCapability.h>)
+  // torch.accelerator.get_device_capability: every dtype but the quantized ones (accel has
+  // no quantized tensors).
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    checkDeviceIndex(d.index());
+    c10::DeviceCapability cap;
+    auto& types = cap.capability_data.supported_scalar_types;
+    types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = 0;
+    types.has_QUInt4x2 = types.has_QUInt2x4 = 0;
+    return cap;
+  }
+#endif
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
                              const c10::Stream& stream) const override {
     recordStream(data_ptr, stream);
