@@ -126,6 +126,8 @@ def test_record_function_ranges_nest_on_cpu_and_device():
     dev = {e.name: e for e in _device_events(prof)}
     assert {"outer", "inner", "aten::mm", "aten::add"} <= set(dev), set(dev)
     d_outer, d_inner, d_mm = dev["outer"], dev["inner"], dev["aten::mm"]
+    # The range's own device span is not counted again into the CPU range's device time.
+    assert outer.device_time_total <= d_outer.time_range.elapsed_us() + 1
     assert d_outer.time_range.start <= d_inner.time_range.start
     assert d_inner.time_range.end <= d_outer.time_range.end
     assert d_inner.time_range.start <= d_mm.time_range.start and \

@@ -75,7 +75,9 @@ class AccelSession final : public libkineto::IActivityProfilerSession {
       act->id = static_cast<int64_t>(a.correlation);
       act->device = a.device;
       act->resource = a.stream;
-      act->linked = op;
+      // A kernel's time counts towards the operation that launched it; a range's device span
+      // is not linked (as Kineto's GPU user annotations), so it is not counted twice.
+      act->linked = a.user_range ? nullptr : op;
       act->addMetadata("device", a.device);
       act->addMetadata("stream", a.stream);
       act->addMetadata("correlation", a.correlation);

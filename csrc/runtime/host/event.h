@@ -14,7 +14,8 @@ namespace accel::rt {
 struct EventImpl {
   EventImpl(int device, unsigned flags) : device(device), flags(flags) {}
 
-  // Queues the marker on `stream`; a new record replaces the previous one.
+  // Queues the marker on `stream` (or, when the stream is idle, completes at once); a new
+  // record replaces the previous one.
   Error record(Stream stream);
   // Success when the last record completed (or there was none), NotReady otherwise.
   Error query() const;
@@ -40,6 +41,9 @@ struct EventImpl {
     std::chrono::steady_clock::time_point time;
   };
   std::shared_ptr<State> state_ = std::make_shared<State>();
+
+  // Marks generation `generation` of `state` reached, now.
+  static void complete(const std::shared_ptr<State>& state, uint64_t generation);
 };
 
 }  // namespace accel::rt
