@@ -21,15 +21,7 @@ namespace accel::alloc {
 
 namespace {
 
-void add(Stat& stat, int64_t delta) {
-  stat.current += delta;
-  stat.peak = std::max(stat.peak, stat.current);
-  if (delta > 0) {
-    stat.allocated += delta;
-  } else {
-    stat.freed -= delta;
-  }
-}
+void add(Stat& stat, int64_t delta) { stat.add(delta); }
 
 // Every change counts twice: in the aggregate and in the block's own pool.
 void add(StatArray& stats, StatType pool, int64_t delta) {

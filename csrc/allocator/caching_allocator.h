@@ -3,6 +3,7 @@
 // adapter is in the framework layer (core/device_allocator.cpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,16 @@ struct Stat {
   int64_t peak = 0;
   int64_t allocated = 0;
   int64_t freed = 0;
+
+  void add(int64_t delta) {
+    current += delta;
+    peak = std::max(peak, current);
+    if (delta > 0) {
+      allocated += delta;
+    } else {
+      freed -= delta;
+    }
+  }
 };
 
 // Index into the per-pool stat arrays, as CUDA's StatType: all, small_pool, large_pool.

@@ -31,16 +31,6 @@ size_t roundUp(size_t n) {
   return size;
 }
 
-void add(HostStat& stat, int64_t delta) {
-  stat.current += delta;
-  stat.peak = std::max(stat.peak, stat.current);
-  if (delta > 0) {
-    stat.allocated += delta;
-  } else {
-    stat.freed -= delta;
-  }
-}
-
 void addTime(HostTimeStat& t, int64_t us) {
   t.total += us;
   t.max = std::max(t.max, us);
@@ -72,13 +62,13 @@ class PinnedCache {
       addTime(stats_.host_alloc_time, microsSince(start));
       block = new HostBlock{ptr, size};
       blocks_[reinterpret_cast<uintptr_t>(ptr)] = block;
-      add(stats_.allocations, 1);
-      add(stats_.allocated_bytes, static_cast<int64_t>(size));
+      stats_.allocations.add(1);
+      stats_.allocated_bytes.add(static_cast<int64_t>(size));
       stats_.num_host_alloc++;
     }
     block->allocated = true;
-    add(stats_.active_requests, 1);
-    add(stats_.active_bytes, static_cast<int64_t>(block->size));
+    stats_.active_requests.add(1);
+    stats_.active_bytes.add(static_cast<int64_t>(block->size));
     return block->ptr;
   }
 
@@ -128,8 +118,8 @@ class PinnedCache {
         rt::driver().freeHost(block->ptr);
         addTime(stats_.host_free_time, microsSince(start));
         blocks_.erase(reinterpret_cast<uintptr_t>(block->ptr));
-        add(stats_.allocations, -1);
-        add(stats_.allocated_bytes, -static_cast<int64_t>(block->size));
+        stats_.allocations.add(-1);
+        stats_.allocated_bytes.add(-static_cast<int64_t>(block->size));
         stats_.num_host_free++;
         delete block;
       }
@@ -166,8 +156,8 @@ class PinnedCache {
 
   // No longer in use by the host or any stream: back to the cache.
   void release(HostBlock* block) {
-    add(stats_.active_requests, -1);
-    add(stats_.active_bytes, -static_cast<int64_t>(block->size));
+    stats_.active_requests.add(-1);
+    stats_.active_bytes.add(-static_cast<int64_t>(block->size));
     free_[block->size].push_back(block);
   }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "allocator/caching_allocator.h"
 #include "runtime/driver.h"
 
 namespace accel {
@@ -19,12 +20,7 @@ void recordPinnedUse(const void* ptr, rt::Stream stream);
 void emptyHostCache();
 
 // torch.cuda.host_memory_stats()'s figures.
-struct HostStat {
-  int64_t current = 0;
-  int64_t peak = 0;
-  int64_t allocated = 0;
-  int64_t freed = 0;
-};
+using HostStat = alloc::Stat;
 struct HostTimeStat {  // microseconds
   int64_t total = 0;
   int64_t max = 0;
