@@ -6,6 +6,7 @@ profiling session costs to start, stop and post-process.
 
     python benchmarks/profiler_overhead.py [--out DIR] [--steps N] [--rounds R]
 """
+
 import argparse
 import os
 import statistics
@@ -24,7 +25,8 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 import torch_accel  # noqa: E402
 from common import write_result  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 import lora_finetune as lf  # noqa: E402
 
 
@@ -59,7 +61,9 @@ def timed_steps(step, n: int) -> list:
 
 SESSIONS = {
     "none": None,
-    "torch.profiler": lambda: profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]),
+    "torch.profiler": lambda: profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
+    ),
     "legacy use_device=accel": lambda: legacy_profile(use_device="accel"),
 }
 
@@ -86,25 +90,33 @@ def main():
                 times = timed_steps(step, args.steps)
             events = prof.events() if hasattr(prof, "events") else prof.function_events
             if name == "torch.profiler":
-                device_events = sum(e.device_type == torch.autograd.DeviceType.PrivateUse1
-                                    for e in events)
+                device_events = sum(
+                    e.device_type == torch.autograd.DeviceType.PrivateUse1 for e in events
+                )
             steps[name] += times
             session_s[name].append(time.perf_counter() - t0 - sum(times))
     base = statistics.median(steps["none"])
-    result = {"benchmark": "profiling overhead, LoRA training step on accel",
-              "driver": torch_accel.driver(), "steps_per_session": args.steps,
-              "rounds": args.rounds, "unprofiled_step_ms": base * 1e3,
-              "device_events_per_session": device_events, "goal": "profiled/unprofiled <= 1.5",
-              "omp_wait_policy": os.environ["OMP_WAIT_POLICY"]}
+    result = {
+        "benchmark": "profiling overhead, LoRA training step on accel",
+        "driver": torch_accel.driver(),
+        "steps_per_session": args.steps,
+        "rounds": args.rounds,
+        "unprofiled_step_ms": base * 1e3,
+        "device_events_per_session": device_events,
+        "goal": "profiled/unprofiled <= 1.5",
+        "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
+    }
     for name in session_s:
         t = statistics.median(steps[name])
         key = name.split()[0].replace(".", "_")
         result[f"{key}_step_ms"] = t * 1e3
         result[f"{key}_over_unprofiled"] = t / base
         result[f"{key}_session_overhead_ms"] = statistics.median(session_s[name]) * 1e3
-        print(f"{name:<26} step {t * 1e3:7.2f} ms  ({t / base:.2f}x unprofiled "
-              f"{base * 1e3:.2f} ms); start+stop+processing "
-              f"{statistics.median(session_s[name]) * 1e3:.0f} ms per session")
+        print(
+            f"{name:<26} step {t * 1e3:7.2f} ms  ({t / base:.2f}x unprofiled "
+            f"{base * 1e3:.2f} ms); start+stop+processing "
+            f"{statistics.median(session_s[name]) * 1e3:.0f} ms per session"
+        )
     write_result(args.out, "profiler_overhead", result)
 
 

@@ -104,8 +104,9 @@ def test_snapshot_lists_live_blocks():
     blocks = [b for seg in segments for b in seg["blocks"]]
     live = [b for b in blocks if b["state"] == "active_allocated" and b["address"] == x.data_ptr()]
     assert len(live) == 1 and live[0]["size"] >= 5 * MiB
-    assert sum(s["total_size"] for s in segments if s["device"] == 0) == \
-        torch.accel.memory_reserved()
+    assert (
+        sum(s["total_size"] for s in segments if s["device"] == 0) == torch.accel.memory_reserved()
+    )
     del x
 
 

@@ -2,6 +2,7 @@
 consumer maps the producer's memory (writes are seen on both sides), the producer keeps it
 alive while a consumer holds it, and a tensor that cannot be shared is a clear error, never a
 hang. Each case runs producer and consumer in fresh interpreters (spawn)."""
+
 import os
 import subprocess
 import sys
@@ -23,8 +24,9 @@ def _run(body: str, timeout: int = 120, prelude: str = PRELUDE):
         script = os.path.join(tmp, "ipc_case.py")
         with open(script, "w") as f:
             f.write(code)
-        r = subprocess.run([sys.executable, script], capture_output=True, text=True,
-                           timeout=timeout, cwd=ROOT)
+        r = subprocess.run(
+            [sys.executable, script], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
@@ -57,8 +59,9 @@ def test_a_tensor_reaches_a_spawned_process_and_shares_memory():
     """)
     assert "CONSUMER [[5.0, 6.0], [9.0, 10.0]]" in out, out
     assert "PARAM Parameter True 5.0" in out, out
-    assert "PRODUCER [[0.0, 1.0, 2.0, 3.0], [4.0, 50.0, 60.0, 7.0], [8.0, 90.0, 100.0, 11.0]]" \
-        in out, out
+    assert (
+        "PRODUCER [[0.0, 1.0, 2.0, 3.0], [4.0, 50.0, 60.0, 7.0], [8.0, 90.0, 100.0, 11.0]]" in out
+    ), out
 
 
 def test_the_producer_keeps_the_memory_while_the_consumer_holds_it():
@@ -98,11 +101,15 @@ def test_an_unshareable_tensor_is_an_error_at_put_and_never_a_hang():
     # With few file descriptors the host driver allocates some segments as private memory,
     # which cannot be shared.
     # The host driver's descriptor budget (a quarter of the soft limit) is set when it starts.
-    out = _run(prelude=textwrap.dedent("""
+    out = _run(
+        prelude=textwrap.dedent("""
     import resource
     if __name__ == "__main__":
-        resource.setrlimit(resource.RLIMIT_NOFILE, (96, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    """) + PRELUDE, body="""
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (96, hard))
+    """)
+        + PRELUDE,
+        body="""
     def consumer(q):
         try:
             q.get(timeout=30)
@@ -130,7 +137,8 @@ def test_an_unshareable_tensor_is_an_error_at_put_and_never_a_hang():
         print("EXIT", p.exitcode)
         a.send(keep[0])                 # an ordinary segment still goes through
         print("OK", b.recv().shape)
-    """)
+    """,
+    )
     assert "PUT ERROR cannot send an accel tensor on accel:0 to another process" in out, out
     assert "raise `ulimit -n`" in out, out
     assert "CONSUMER ERROR cannot send an accel tensor" in out and "EXIT 0" in out, out

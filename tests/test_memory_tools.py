@@ -1,6 +1,7 @@
 """Memory tooling: the allocator's history and snapshot in torch.cuda.memory's format (rendered
 by PyTorch's own torch.cuda._memory_viz), the pinned host cache and its statistics, and the
 torch.cuda.memory functions around the caching allocator."""
+
 import base64
 import os
 import pickle
@@ -48,7 +49,8 @@ def test_snapshot_records_blocks_trace_and_frames(history):
     trace = snap["device_traces"][0]
     actions = [(e["action"], e["size"]) for e in trace]
     assert ("segment_alloc", 20 * MiB) in actions or any(
-        s["total_size"] == 20 * MiB for s in snap["segments"])
+        s["total_size"] == 20 * MiB for s in snap["segments"]
+    )
     assert ("alloc", 3 * MiB) in actions and ("alloc", 400) in actions
     assert ("free_requested", 400) in actions and ("free_completed", 400) in actions
     alloc = [e for e in trace if e["action"] == "alloc" and e["addr"] == addr][-1]
@@ -67,8 +69,10 @@ def test_memory_viz_renders_an_accel_snapshot(history):
     ours = [ln for ln in lines.splitlines() if "_allocate_for_the_snapshot" in ln]
     assert ours and ours[0].endswith(f" {3 * MiB}") and "active_allocated" in ours[0]
     per_segment = _memory_viz.segments(snap, format_flamegraph=lambda text: text)
-    assert f"seg_{[s for s in snap['segments'] if s['total_size'] == 20 * MiB][0]['address']}" \
+    assert (
+        f"seg_{[s for s in snap['segments'] if s['total_size'] == 20 * MiB][0]['address']}"
         in per_segment
+    )
     summary = _memory_viz.segsum(snap)
     assert "segment" in summary.lower()
     text = _memory_viz.trace(snap)
@@ -125,10 +129,13 @@ def test_memory_snapshot_is_the_segment_list():
     segs = torch.accel.memory_snapshot()
     assert isinstance(segs, list) and any(
         b["address"] == x.data_ptr() and b["state"] == "active_allocated"
-        for s in segs for b in s["blocks"])
+        for s in segs
+        for b in s["blocks"]
+    )
 
 
 # ---- pinned host memory -----------------------------------------------------------------
+
 
 def test_pinned_blocks_are_cached_and_counted():
     torch.accel.empty_host_cache()
@@ -154,8 +161,10 @@ def test_pinned_blocks_are_cached_and_counted():
     assert stats["num_host_free"] >= 1 and stats["allocations.current"] == 0
 
 
-@pytest.mark.skipif(os.environ.get("TORCH_ACCEL_LAUNCH_BLOCKING") == "1",
-                    reason="needs a copy still queued, which launch blocking never has")
+@pytest.mark.skipif(
+    os.environ.get("TORCH_ACCEL_LAUNCH_BLOCKING") == "1",
+    reason="needs a copy still queued, which launch blocking never has",
+)
 def test_a_pinned_block_waits_for_its_copy_before_reuse():
     """A block freed while a non_blocking copy still reads it is not handed out again until the
     copy ran: the copy delivers the original values."""
@@ -190,6 +199,7 @@ def test_peak_host_stats_reset():
 
 
 # ---- the rest of torch.cuda.memory ---------------------------------------------------------
+
 
 def test_per_process_memory_fraction_round_trips():
     assert torch.accel.get_per_process_memory_fraction() == 1.0
@@ -229,8 +239,10 @@ def test_memory_stats_as_nested_dict_and_deprecated_names():
     with pytest.warns(FutureWarning):
         torch.accel.reset_max_memory_allocated()
     assert torch.accel.max_memory_allocated() == torch.accel.memory_allocated()
-    assert torch.accel.device_memory_used() == torch.accel.mem_get_info()[1] - \
-        torch.accel.mem_get_info()[0]
+    assert (
+        torch.accel.device_memory_used()
+        == torch.accel.mem_get_info()[1] - torch.accel.mem_get_info()[0]
+    )
     assert torch.accel.get_allocator_backend() == "native"
     with pytest.raises(RuntimeError, match="cannot be replaced"):
         torch.accel.change_current_allocator(None)

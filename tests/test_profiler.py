@@ -2,6 +2,7 @@
 the legacy profiler's device times (use_device="accel"), memory events, annotations and the
 chrome trace. Device times come from the driver's events; each test checks them against what
 the work must take (a matmul chain the host measured) and that no span is reversed."""
+
 import json
 
 import pytest
@@ -47,8 +48,9 @@ def test_kernels_appear_with_names_device_stream_and_time():
     assert all(b[0] >= a[1] - 1 for a, b in zip(spans, spans[1:])), spans
     # The CPU op that launched each kernel carries its device time.
     cpu_mm = [e for e in prof.key_averages() if e.key == "aten::mm"][0]
-    assert cpu_mm.device_time_total == pytest.approx(sum(e.time_range.elapsed_us() for e in mms),
-                                                     rel=0.05)
+    assert cpu_mm.device_time_total == pytest.approx(
+        sum(e.time_range.elapsed_us() for e in mms), rel=0.05
+    )
     assert "accel" in prof.key_averages().table(row_limit=5).lower()
     _check_times(prof)
     torch.testing.assert_close(out.cpu(), out.cpu())  # the work itself is unaffected
@@ -63,11 +65,16 @@ def test_device_time_is_consistent_with_the_work():
         b = a @ a
         torch.accel.synchronize()
     (mm,) = [e for e in _device_events(prof) if e.name == "aten::mm"]
-    (sync,) = [e for e in prof.events() if e.name == "aten::mm" and e.device_type
-               == torch.autograd.DeviceType.CPU]
+    (sync,) = [
+        e
+        for e in prof.events()
+        if e.name == "aten::mm" and e.device_type == torch.autograd.DeviceType.CPU
+    ]
     assert mm.time_range.start >= sync.time_range.start - 200
-    assert mm.time_range.elapsed_us() > 0.5 * sync.time_range.elapsed_us() or \
-        mm.time_range.elapsed_us() > 100
+    assert (
+        mm.time_range.elapsed_us() > 0.5 * sync.time_range.elapsed_us()
+        or mm.time_range.elapsed_us() > 100
+    )
     assert b.shape == (1024, 1024)
 
 
@@ -81,8 +88,10 @@ def test_copies_and_streams_are_recorded():
             y = x * 2
         torch.accel.synchronize()
     dev = _device_events(prof)
-    streams = {(e.name, int(dict(e.kwinputs).get("stream", -1)) if hasattr(e, "kwinputs") else 0)
-               for e in dev}
+    streams = {
+        (e.name, int(dict(e.kwinputs).get("stream", -1)) if hasattr(e, "kwinputs") else 0)
+        for e in dev
+    }
     assert any("copy" in e.name for e in dev), [e.name for e in dev]
     assert any(e.name == "aten::mul" for e in dev)
     torch.testing.assert_close(y.cpu(), host * 2)
@@ -105,8 +114,13 @@ def test_chrome_trace_has_the_device_lanes(tmp_path):
     assert all(e["pid"] == 0 and e["dur"] >= 0 for e in kernels)
     lanes = {e["tid"] for e in kernels}
     assert len(lanes) == 2, lanes  # the default stream and s
-    names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") in
-             ("thread_name", "process_name") and e.get("pid") == 0}
+    names = {
+        e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") in ("thread_name", "process_name")
+        and e.get("pid") == 0
+    }
     assert "accel" in names and any("stream 0 (default)" in n for n in names), names
 
 
@@ -120,8 +134,12 @@ def test_record_function_ranges_nest_on_cpu_and_device():
         torch.accel.synchronize()
     cpu = {e.name: e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CPU}
     outer, inner = cpu["outer"], cpu["inner"]
-    assert outer.time_range.start <= inner.time_range.start <= inner.time_range.end \
+    assert (
+        outer.time_range.start
+        <= inner.time_range.start
+        <= inner.time_range.end
         <= outer.time_range.end
+    )
     assert inner in outer.cpu_children or any(inner.id == c.id for c in outer.cpu_children)
     dev = {e.name: e for e in _device_events(prof)}
     assert {"outer", "inner", "aten::mm", "aten::add"} <= set(dev), set(dev)
@@ -130,8 +148,10 @@ def test_record_function_ranges_nest_on_cpu_and_device():
     assert outer.device_time_total <= d_outer.time_range.elapsed_us() + 1
     assert d_outer.time_range.start <= d_inner.time_range.start
     assert d_inner.time_range.end <= d_outer.time_range.end
-    assert d_inner.time_range.start <= d_mm.time_range.start and \
-        d_mm.time_range.end <= d_inner.time_range.end
+    assert (
+        d_inner.time_range.start <= d_mm.time_range.start
+        and d_mm.time_range.end <= d_inner.time_range.end
+    )
     torch.testing.assert_close(z.cpu(), torch.full((256, 256), 257.0))
 
 
@@ -169,8 +189,9 @@ def test_profile_memory_records_accel_allocations():
 def test_legacy_profiler_use_device_accel(capfd):
     """torch.autograd.profiler.profile(use_device="accel"): device times from the driver's
     events, no warnings, no negative or reversed times."""
-    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 256)).to("accel")
+    model = torch.nn.Sequential(
+        torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256)
+    ).to("accel")
     x = torch.randn(64, 256, device="accel")
     with legacy_profile(use_device="accel") as prof:
         for _ in range(3):
@@ -232,9 +253,12 @@ def test_backward_kernels_are_traced():
         torch.accel.synchronize()
     dev = [e.name for e in _device_events(prof)]
     assert dev.count("aten::mm") == 3, dev  # forward, and two in MmBackward
-    torch.testing.assert_close(w.grad.cpu(), (torch.ones(64, 64) @ w.detach().cpu().t()
-                                              + w.detach().cpu().t() @ torch.ones(64, 64)),
-                               rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(
+        w.grad.cpu(),
+        (torch.ones(64, 64) @ w.detach().cpu().t() + w.detach().cpu().t() @ torch.ones(64, 64)),
+        rtol=1e-4,
+        atol=1e-3,
+    )
 
 
 def test_cpu_only_profile_has_no_device_events():

@@ -1,5 +1,6 @@
 """torch.accel.set_sync_debug_mode: operations that make the host wait for the device warn or
 raise, as with torch.cuda.set_sync_debug_mode; asynchronous work does neither."""
+
 import warnings
 
 import pytest

@@ -1,6 +1,7 @@
 """torch.accel has torch.cuda's API: the share of torch.cuda's public names it offers (at least
 80%), and what the names added for it do, compared with their torch.cuda namesakes or with
 CPU results. Names that cannot apply raise an error that says why."""
+
 import os
 import types
 
@@ -10,8 +11,16 @@ import torch
 # Not API: torch.cuda's own helper decorator.
 NOT_API = {"classproperty"}
 # The graph and memory-pool names belong to accel's graph support; counted when present.
-GRAPH_NAMES = {"graph", "graphs", "CUDAGraph", "make_graphed_callables",
-               "is_current_stream_capturing", "graph_pool_handle", "MemPool", "use_mem_pool"}
+GRAPH_NAMES = {
+    "graph",
+    "graphs",
+    "CUDAGraph",
+    "make_graphed_callables",
+    "is_current_stream_capturing",
+    "graph_pool_handle",
+    "MemPool",
+    "use_mem_pool",
+}
 
 
 def _torch_cuda_names() -> list:
@@ -24,10 +33,10 @@ def _torch_cuda_names() -> list:
         if name.endswith(("Tensor", "Storage")):
             continue
         obj = getattr(torch.cuda, name)
-        origin = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", "")
-        if isinstance(obj, types.ModuleType) and not origin.startswith("torch.cuda"):
-            continue
-        if not isinstance(obj, types.ModuleType) and not (origin or "").startswith("torch"):
+        if isinstance(obj, types.ModuleType):
+            if not obj.__name__.startswith("torch.cuda"):
+                continue
+        elif not (getattr(obj, "__module__", "") or "").startswith("torch"):
             continue
         names.append(name)
     return names
@@ -35,8 +44,11 @@ def _torch_cuda_names() -> list:
 
 def _accel_name(name: str):
     """The accel spelling of a torch.cuda name, when torch.accel has one."""
-    for candidate in (name, name.replace("CUDA", "Accel").replace("Cuda", "Accel")
-                      .replace("cuda", "accel"), name.replace("CUDA", "")):
+    for candidate in (
+        name,
+        name.replace("CUDA", "Accel").replace("Cuda", "Accel").replace("cuda", "accel"),
+        name.replace("CUDA", ""),
+    ):
         if candidate and hasattr(torch.accel, candidate):
             return candidate
     return None
@@ -47,11 +59,16 @@ def test_at_least_80_percent_of_torch_cuda_names():
     assert len(names) > 90  # the filter keeps torch.cuda's real API
     missing = sorted(n for n in names if _accel_name(n) is None)
     ratio = 1 - len(missing) / len(names)
-    print(f"torch.accel offers {len(names) - len(missing)} of {len(names)} torch.cuda names "
-          f"({ratio:.0%}); missing: {missing}")
+    print(
+        f"torch.accel offers {len(names) - len(missing)} of {len(names)} torch.cuda names "
+        f"({ratio:.0%}); missing: {missing}"
+    )
     assert ratio >= 0.80, f"{ratio:.0%} of torch.cuda's names; missing: {missing}"
-    assert not [n for n in missing if n not in GRAPH_NAMES and n not in
-                {"gds", "sparse", "tunable", "green_contexts"}], missing
+    assert not [
+        n
+        for n in missing
+        if n not in GRAPH_NAMES and n not in {"gds", "sparse", "tunable", "green_contexts"}
+    ], missing
 
 
 def test_error_types_are_torch_s():
@@ -60,14 +77,17 @@ def test_error_types_are_torch_s():
     assert issubclass(torch.AcceleratorError, RuntimeError)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: torch.ones(2, device="accel:9"),
-    lambda: torch.accel.set_device(9),
-    lambda: torch.accel.synchronize(9),
-    lambda: torch.accel.Stream(device=9),
-    lambda: torch.accelerator.set_device_index(9),
-    lambda: torch.ones(2).to("accel:9"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: torch.ones(2, device="accel:9"),
+        lambda: torch.accel.set_device(9),
+        lambda: torch.accel.synchronize(9),
+        lambda: torch.accel.Stream(device=9),
+        lambda: torch.accelerator.set_device_index(9),
+        lambda: torch.ones(2).to("accel:9"),
+    ],
+)
 def test_a_bad_device_index_is_an_accelerator_error(call):
     # torch.cuda raises torch.AcceleratorError (invalid device ordinal) here; code catches it
     # as RuntimeError.

@@ -11,6 +11,7 @@ A tensor whose memory cannot be shared raises a clear error where it is pickled.
 ``multiprocessing.Queue`` pickles in a feeder thread, where an exception is only printed: there
 the error is sent instead, and the consumer's ``get()`` raises it rather than waiting forever.
 """
+
 import multiprocessing.reduction
 import os
 import threading
@@ -37,9 +38,17 @@ def _reduce_tensor(tensor):
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
             "does not support crossing process boundaries. If you just want to transfer the "
             "data, call detach() on the tensor before serializing (e.g., putting it on the "
-            "queue).")
-    meta = (type(tensor), tuple(tensor.size()), tuple(tensor.stride()), tensor.storage_offset(),
-            tensor.dtype, tensor.requires_grad, tensor.device.index)
+            "queue)."
+        )
+    meta = (
+        type(tensor),
+        tuple(tensor.size()),
+        tuple(tensor.stride()),
+        tensor.storage_offset(),
+        tensor.dtype,
+        tensor.requires_grad,
+        tensor.device.index,
+    )
     storage = tensor.untyped_storage()
     if storage.nbytes() == 0:
         return (_rebuild_tensor, meta + (None,))
@@ -48,12 +57,20 @@ def _reduce_tensor(tensor):
     except RuntimeError as e:
         message = f"cannot send an accel tensor on {tensor.device} to another process: {e}"
         if threading.current_thread().name == "QueueFeederThread":
-            warnings.warn(message + " (the receiver's get() raises this error)")
+            warnings.warn(message + " (the receiver's get() raises this error)", stacklevel=2)
             return (_unshareable, (message,))
         raise RuntimeError(message) from e
     fd_share = multiprocessing.reduction.DupFd(fd) if fd >= 0 else None
-    sent = (device, fd_share, handle, seg_id, seg_size, offset, nbytes,
-            multiprocessing.reduction.DupFd(lease))
+    sent = (
+        device,
+        fd_share,
+        handle,
+        seg_id,
+        seg_size,
+        offset,
+        nbytes,
+        multiprocessing.reduction.DupFd(lease),
+    )
     return (_rebuild_tensor, meta + (sent,))
 
 
@@ -67,8 +84,9 @@ def _open(device, fd_share, handle, seg_id, seg_size, offset, nbytes, lease_shar
             return torch.UntypedStorage._new_with_weak_ptr(ref.cdata)
         fd = fd_share.detach() if fd_share is not None else -1
         try:
-            storage = _C._open_shared_storage(device, fd, handle, seg_id, seg_size, offset,
-                                              nbytes, lease)
+            storage = _C._open_shared_storage(
+                device, fd, handle, seg_id, seg_size, offset, nbytes, lease
+            )
         finally:
             if fd >= 0:
                 os.close(fd)

@@ -1,12 +1,17 @@
 """``torch.accel``: the accel device module, with the API of ``torch.cuda``."""
+
 import torch
 
+from .._sharing import ipc_collect
+from . import _utils, comm, jiterator, memory, nccl, nvtx, profiler, streams
+from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .device import (
     AccelError,
     DeferredAccelCallError,
     GreenContext,
-    accelStatus,
+    _is_in_bad_fork,
     accelrt,
+    accelStatus,
     can_device_access_peer,
     check_error,
     clock_rate,
@@ -35,9 +40,7 @@ from .device import (
     synchronize,
     temperature,
     utilization,
-    _is_in_bad_fork,
 )
-from .amp import get_amp_supported_dtype, get_autocast_dtype, is_autocast_enabled
 from .memory import (
     AccelPluggableAllocator,
     caching_allocator_alloc,
@@ -94,8 +97,6 @@ from .streams import (
     set_stream,
     stream,
 )
-from . import _utils, comm, jiterator, memory, nccl, nvtx, profiler, streams
-from .._sharing import ipc_collect
 
 # The error types torch.cuda re-exports: accel raises the same ones.
 AcceleratorError = torch.AcceleratorError

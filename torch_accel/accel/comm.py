@@ -1,12 +1,19 @@
 """Copies between the accel devices of one process, with the API of ``torch.cuda.comm``
 (broadcast, scatter, gather, reduce_add). Each is a set of device-to-device copies on the
 current streams; results match torch.cuda.comm's."""
+
 import torch
 
 from ._utils import _get_device_index
 
-__all__ = ["broadcast", "broadcast_coalesced", "reduce_add", "reduce_add_coalesced", "scatter",
-           "gather"]
+__all__ = [
+    "broadcast",
+    "broadcast_coalesced",
+    "reduce_add",
+    "reduce_add_coalesced",
+    "scatter",
+    "gather",
+]
 
 
 def _device(d) -> torch.device:
@@ -18,8 +25,10 @@ def _device(d) -> torch.device:
 def broadcast(tensor, devices=None, *, out=None):
     """Copies ``tensor`` to each of ``devices`` (or into the tensors of ``out``)."""
     if (devices is None) == (out is None):
-        raise RuntimeError("Exactly one of 'devices' and 'out' must be specified, but got "
-                           f"devices={devices} and out={out}")
+        raise RuntimeError(
+            "Exactly one of 'devices' and 'out' must be specified, but got "
+            f"devices={devices} and out={out}"
+        )
     if out is not None:
         for o in out:
             o.copy_(tensor)
@@ -40,8 +49,9 @@ def reduce_add(inputs, destination=None):
     shape = inputs[0].shape
     for i, t in enumerate(inputs):
         if t.shape != shape:
-            raise ValueError(f"input {i} has invalid size: got {list(t.shape)}, but expected "
-                             f"{list(shape)}")
+            raise ValueError(
+                f"input {i} has invalid size: got {list(t.shape)}, but expected {list(shape)}"
+            )
     dest = _device(destination)
     result = inputs[0].to(dest, copy=True)
     for t in inputs[1:]:
@@ -66,8 +76,9 @@ def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=
         chunks = torch.tensor_split(tensor, len(devices), dim)
     else:
         if sum(chunk_sizes) != tensor.shape[dim]:
-            raise RuntimeError(f"Expected chunk sizes to sum to {tensor.shape[dim]}, but got "
-                               f"{sum(chunk_sizes)}")
+            raise RuntimeError(
+                f"Expected chunk sizes to sum to {tensor.shape[dim]}, but got {sum(chunk_sizes)}"
+            )
         chunks = torch.split(tensor, list(chunk_sizes), dim)
     return tuple(c.to(d, copy=True) for c, d in zip(chunks, devices))
 

@@ -138,7 +138,8 @@ def set_sync_debug_mode(debug_mode) -> None:
     if isinstance(debug_mode, str):
         if debug_mode not in _SYNC_DEBUG_MODES:
             raise RuntimeError(
-                "invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+                "invalid value of debug_mode, expected one of `default`, `warn`, `error`"
+            )
         debug_mode = _SYNC_DEBUG_MODES[debug_mode]
     _C._set_sync_debug_mode(int(debug_mode))
 
@@ -149,12 +150,14 @@ def get_sync_debug_mode() -> int:
 
 # ---- monitoring -----------------------------------------------------------------------------
 
+
 def _nvml_handle(device):
     try:
         import pynvml  # type: ignore[import]
     except ModuleNotFoundError as e:
-        raise ModuleNotFoundError("pynvml does not seem to be installed or it can't be "
-                                  "imported.") from e
+        raise ModuleNotFoundError(
+            "pynvml does not seem to be installed or it can't be imported."
+        ) from e
     pynvml.nvmlInit()
     return pynvml, pynvml.nvmlDeviceGetHandleByIndex(_get_device_index(device, optional=True))
 
@@ -182,16 +185,19 @@ def memory_usage(device=None) -> int:
 
 def _sensor(device, name: str, query):
     if _C._driver_name() != "cuda":
-        raise RuntimeError(f"torch.accel.{name}: the host driver's simulated devices have no "
-                           f"{name.replace('_', ' ')} sensor")
+        raise RuntimeError(
+            f"torch.accel.{name}: the host driver's simulated devices have no "
+            f"{name.replace('_', ' ')} sensor"
+        )
     pynvml, handle = _nvml_handle(device)
     return query(pynvml, handle)
 
 
 def temperature(device=None) -> int:
     """The GPU's temperature in degrees C (CUDA driver, through NVML)."""
-    return _sensor(device, "temperature",
-                   lambda nv, h: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+    return _sensor(
+        device, "temperature", lambda nv, h: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)
+    )
 
 
 def power_draw(device=None) -> int:
@@ -201,8 +207,9 @@ def power_draw(device=None) -> int:
 
 def clock_rate(device=None) -> int:
     """The GPU's SM clock in MHz (CUDA driver, through NVML)."""
-    return _sensor(device, "clock_rate",
-                   lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM))
+    return _sensor(
+        device, "clock_rate", lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)
+    )
 
 
 def list_gpu_processes(device=None) -> str:
@@ -214,20 +221,26 @@ def list_gpu_processes(device=None) -> str:
 
     index = _get_device_index(device, optional=True)
     mib = memory_reserved(index) / (1024 * 1024)
-    return "\n".join([f"GPU:{index}", f"process {os.getpid():>10d} uses {mib:>12.3f} MB GPU memory"])
+    process = f"process {os.getpid():>10d} uses {mib:>12.3f} MB GPU memory"
+    return "\n".join([f"GPU:{index}", process])
 
 
 # ---- what accel does not have -----------------------------------------------------------------
 
+
 def current_blas_handle():
-    raise RuntimeError("torch.accel.current_blas_handle: accel hands out no BLAS handle (the "
-                       "kernel layer owns its cuBLAS(Lt) handles on the CUDA driver; the host "
-                       "driver uses LibTorch's CPU BLAS)")
+    raise RuntimeError(
+        "torch.accel.current_blas_handle: accel hands out no BLAS handle (the "
+        "kernel layer owns its cuBLAS(Lt) handles on the CUDA driver; the host "
+        "driver uses LibTorch's CPU BLAS)"
+    )
 
 
 def current_solver_handle():
-    raise RuntimeError("torch.accel.current_solver_handle: accel has no cuSOLVER: linear algebra "
-                       "solvers run through the CPU fallback")
+    raise RuntimeError(
+        "torch.accel.current_solver_handle: accel has no cuSOLVER: linear algebra "
+        "solvers run through the CPU fallback"
+    )
 
 
 class DeferredAccelCallError(Exception):
@@ -257,9 +270,11 @@ def check_error(res: int) -> None:
 
 
 def accelrt():
-    raise RuntimeError("torch.accel.accelrt: accel's runtime is its own driver API "
-                       "(csrc/runtime/driver.h), not exposed to Python; torch.accel is its "
-                       "Python face")
+    raise RuntimeError(
+        "torch.accel.accelrt: accel's runtime is its own driver API "
+        "(csrc/runtime/driver.h), not exposed to Python; torch.accel is its "
+        "Python face"
+    )
 
 
 class GreenContext:
@@ -268,5 +283,6 @@ class GreenContext:
 
     @staticmethod
     def create(*args, **kwargs):
-        raise RuntimeError("torch.accel.GreenContext: accel cannot partition a device's "
-                           "compute units")
+        raise RuntimeError(
+            "torch.accel.GreenContext: accel cannot partition a device's compute units"
+        )

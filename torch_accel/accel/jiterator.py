@@ -8,7 +8,8 @@ __all__ = ["_create_jit_fn", "_create_multi_output_jit_fn"]
 def _create_jit_fn(code_string: str, **kwargs):
     raise RuntimeError(
         "torch.accel.jiterator: accel does not compile CUDA C++ source at run time; write the "
-        "kernel as an accel functor (csrc/kernels) or let torch.compile generate it")
+        "kernel as an accel functor (csrc/kernels) or let torch.compile generate it"
+    )
 
 
 def _create_multi_output_jit_fn(code_string: str, num_outputs: int, **kwargs):

@@ -68,8 +68,14 @@ def memory_snapshot(device=None) -> list:
     return _snapshot()["segments"]
 
 
-def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
-                           device=None, clear_history=False) -> None:
+def _record_memory_history(
+    enabled="all",
+    context="all",
+    stacks="all",
+    max_entries=sys.maxsize,
+    device=None,
+    clear_history=False,
+) -> None:
     """Starts (or, with ``enabled=None``, stops) recording the allocator's history on every
     accel device, as ``torch.cuda.memory._record_memory_history``: ``enabled`` "state" keeps
     where each live block was allocated, "all" also the trace of every alloc, free and
@@ -91,7 +97,8 @@ def _dump_snapshot(filename="dump_snapshot.pickle") -> None:
 
 
 def memory_stats_as_nested_dict(device=None) -> dict:
-    """``memory_stats()`` with its dotted keys nested, as ``torch.cuda.memory_stats_as_nested_dict``."""
+    """``memory_stats()`` with its dotted keys nested, as
+    ``torch.cuda.memory_stats_as_nested_dict``."""
     nested: dict = {}
     for key, value in memory_stats(device).items():
         node = nested
@@ -116,31 +123,43 @@ def device_memory_used(device=None) -> int:
 
 def memory_cached(device=None) -> int:
     """Deprecated name of ``memory_reserved``."""
-    warnings.warn("torch.accel.memory_cached has been renamed to torch.accel.memory_reserved",
-                  FutureWarning, stacklevel=2)
+    warnings.warn(
+        "torch.accel.memory_cached has been renamed to torch.accel.memory_reserved",
+        FutureWarning,
+        stacklevel=2,
+    )
     return memory_reserved(device)
 
 
 def max_memory_cached(device=None) -> int:
     """Deprecated name of ``max_memory_reserved``."""
-    warnings.warn("torch.accel.max_memory_cached has been renamed to "
-                  "torch.accel.max_memory_reserved", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "torch.accel.max_memory_cached has been renamed to torch.accel.max_memory_reserved",
+        FutureWarning,
+        stacklevel=2,
+    )
     return max_memory_reserved(device)
 
 
 def reset_max_memory_allocated(device=None) -> None:
     """Resets every peak statistic (as torch.cuda's, which it is deprecated for)."""
-    warnings.warn("torch.accel.reset_max_memory_allocated now calls "
-                  "torch.accel.reset_peak_memory_stats, which resets /all/ peak memory stats.",
-                  FutureWarning, stacklevel=2)
+    warnings.warn(
+        "torch.accel.reset_max_memory_allocated now calls "
+        "torch.accel.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=2,
+    )
     reset_peak_memory_stats(device)
 
 
 def reset_max_memory_cached(device=None) -> None:
     """Resets every peak statistic (as torch.cuda's, which it is deprecated for)."""
-    warnings.warn("torch.accel.reset_max_memory_cached now calls "
-                  "torch.accel.reset_peak_memory_stats, which resets /all/ peak memory stats.",
-                  FutureWarning, stacklevel=2)
+    warnings.warn(
+        "torch.accel.reset_max_memory_cached now calls "
+        "torch.accel.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=2,
+    )
     reset_peak_memory_stats(device)
 
 
@@ -151,8 +170,10 @@ def caching_allocator_alloc(size: int, device=None, stream=None) -> int:
     if stream is None:
         stream = torch.accel.current_stream(index)
     if not isinstance(stream, torch.Stream) or stream.device.type != "accel":
-        raise TypeError("Invalid type for stream argument, must be `torch.accel.Stream` or "
-                        "a `torch.Stream` of an accel device")
+        raise TypeError(
+            "Invalid type for stream argument, must be `torch.accel.Stream` or "
+            "a `torch.Stream` of an accel device"
+        )
     return _C._raw_alloc(size, stream.stream_id, stream.device_index)
 
 
@@ -184,8 +205,10 @@ def get_allocator_backend() -> str:
 
 
 def change_current_allocator(allocator) -> None:
-    raise RuntimeError("accel has one allocator, its caching allocator (csrc/allocator): it "
-                       "cannot be replaced at run time")
+    raise RuntimeError(
+        "accel has one allocator, its caching allocator (csrc/allocator): it "
+        "cannot be replaced at run time"
+    )
 
 
 class AccelPluggableAllocator:
@@ -219,6 +242,7 @@ def memory_summary(device=None) -> str:
 
 
 # ---- pinned host memory ---------------------------------------------------------------------
+
 
 def host_memory_stats_as_nested_dict() -> dict:
     """The pinned host allocator's statistics, as torch.cuda.host_memory_stats_as_nested_dict:

@@ -1,11 +1,22 @@
 """``torch.cuda.nccl``'s place. NCCL talks to NVIDIA GPUs only; accel tensors reach other
-devices and processes through ``torch.distributed`` (and, within a process, ``torch.accel.comm``)."""
+devices and processes through ``torch.distributed`` (within a process: ``torch.accel.comm``)."""
 
-__all__ = ["is_available", "version", "all_reduce", "reduce", "broadcast", "all_gather",
-           "reduce_scatter", "unique_id", "init_rank"]
+__all__ = [
+    "is_available",
+    "version",
+    "all_reduce",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "reduce_scatter",
+    "unique_id",
+    "init_rank",
+]
 
-_WHY = ("accel has no NCCL binding: use torch.distributed for collectives, or torch.accel.comm "
-        "between the devices of one process")
+_WHY = (
+    "accel has no NCCL binding: use torch.distributed for collectives, or torch.accel.comm "
+    "between the devices of one process"
+)
 
 
 def is_available(tensors) -> bool:

@@ -3,6 +3,7 @@
 Accel has no external range tool, so a range is a ``torch.profiler`` user annotation (what
 ``record_function`` makes): it shows on the CPU timeline and, around the work launched inside
 it, on the accel stream lanes. Outside a profile a range costs about a microsecond."""
+
 import contextlib
 import threading
 

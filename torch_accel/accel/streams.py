@@ -31,8 +31,9 @@ class ExternalStream(Stream):
     def __new__(cls, stream_ptr: int, device=None, **kwargs):
         index = _get_device_index(device, optional=True)
         stream_id, device_index, device_type = _C._external_stream(int(stream_ptr), index)
-        return super().__new__(cls, stream_id=stream_id, device_index=device_index,
-                               device_type=device_type)
+        return super().__new__(
+            cls, stream_id=stream_id, device_index=device_index, device_type=device_type
+        )
 
 
 def get_stream_from_external(data_ptr: int, device=None) -> Stream:
