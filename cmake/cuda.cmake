@@ -64,6 +64,9 @@ set_target_properties(accel_cuda PROPERTIES
   CUDA_STANDARD ${ACCEL_CXX_STANDARD}
   CUDA_STANDARD_REQUIRED ON)
 target_include_directories(accel_cuda PRIVATE ${ACCEL_CUBLAS_INCLUDE_DIR} ${TORCH_INCLUDE_DIRS})
+# torch.accel.get_arch_list() reports what the plugin was compiled for.
+string(REPLACE ";" " " _accel_arch_text "${ACCEL_CUDA_ARCHITECTURES}")
+target_compile_definitions(accel_cuda PRIVATE ACCEL_CUDA_ARCH_LIST="${_accel_arch_text}")
 target_link_libraries(accel_cuda PRIVATE CUDA::cudart ${ACCEL_CUBLAS_LIBRARY}
                       ${ACCEL_CUBLASLT_LIBRARY})
 # The plugin is dlopen-ed RTLD_LOCAL: any symbol it expects from the extension would fail at

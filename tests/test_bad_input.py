@@ -12,10 +12,10 @@ from conftest import run_python
 ONE_DEVICE = {"TORCH_ACCEL_HOST_DEVICES": "1"}
 
 CASES = {
-    # --- devices --------------------------------------------------------------------------
+    # --- devices (a bad index is torch.AcceleratorError, a RuntimeError, as on CUDA) --------
     "device index past device_count": (
         "torch.ones(2, device='accel:9')",
-        "IndexError|RuntimeError",
+        "AcceleratorError",
         "Invalid device index accel:9",
     ),
     "negative device index": (
@@ -25,17 +25,17 @@ CASES = {
     ),
     "set_device past device_count": (
         "torch.accel.set_device(5)",
-        "IndexError|RuntimeError",
+        "AcceleratorError",
         "Invalid device index accel:5",
     ),
     "copy to a device that does not exist": (
         "torch.ones(2).to('accel:3')",
-        "IndexError|RuntimeError",
+        "AcceleratorError",
         "Invalid device index accel:3",
     ),
     "stream on a device that does not exist": (
         "torch.accel.Stream(device=7)",
-        "IndexError|RuntimeError|ValueError",
+        "AcceleratorError",
         "Invalid device index accel:7",
     ),
     "cpu tensor mixed with accel tensor": (
@@ -66,7 +66,7 @@ CASES = {
     ),
     "checkpoint saved on accel:1 loaded with one device": (
         "torch.load(os.environ['CKPT'])",
-        "IndexError|RuntimeError",
+        "AcceleratorError",
         "Invalid device index accel:1",
         "import os",
         ONE_DEVICE,

@@ -315,8 +315,6 @@ def test_torch_accelerator_graph_uses_accel_graphs():
         pytest.skip("torch.accelerator.Graph needs torch 2.12+")
     x = torch.zeros(16, device="accel")
     g = torch.accelerator.Graph()
-    # (Its `with` form also calls torch.accelerator.empty_host_cache(), which needs accel's
-    # host allocator registered with torch.)
     with accel.stream(accel.Stream()):
         g.capture_begin()
         x += 1
@@ -330,6 +328,32 @@ def test_torch_accelerator_graph_uses_accel_graphs():
     g.reset()
     with pytest.raises(RuntimeError, match="after reset"):
         g.replay()
+
+
+def test_torch_accelerator_graph_with_form():
+    if not hasattr(torch.accelerator, "Graph"):
+        pytest.skip("torch.accelerator.Graph needs torch 2.12+")
+    # The `with` form empties the host cache through accel's registered host allocator.
+    pinned = torch.arange(16.0).pin_memory()
+    x = torch.zeros(16, device="accel")
+    g = torch.accelerator.Graph()
+    with accel.stream(accel.Stream()):
+        with g:
+            x.add_(2)
+    g.replay()
+    g.replay()
+    torch.testing.assert_close(x.cpu(), torch.full((16,), 4.0))
+    torch.testing.assert_close(pinned, torch.arange(16.0))  # still usable after the emptying
+
+
+def test_torch_accelerator_host_memory_calls():
+    if not hasattr(torch.accelerator, "empty_host_cache"):
+        pytest.skip("torch.accelerator.empty_host_cache needs a newer torch")
+    del_me = torch.empty(1 << 12).pin_memory()
+    del del_me
+    assert torch.accel.host_memory_stats()["allocations.current"] >= 1
+    torch.accelerator.empty_host_cache()
+    assert torch.accel.host_memory_stats()["allocations.current"] == 0
 
 
 def test_debug_dump_lists_the_recorded_nodes(tmp_path):

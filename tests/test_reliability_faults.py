@@ -19,7 +19,7 @@ def classify(e):
     if isinstance(e, torch.OutOfMemoryError):
         assert "out of memory" in msg.lower(), msg
         return "oom"
-    assert type(e) is RuntimeError, (type(e), msg)
+    assert type(e) is torch.AcceleratorError, (type(e), msg)  # a RuntimeError, as on CUDA
     assert "accel runtime error 'unspecified launch failure' in " in msg, msg
     return "memcpy" if "memcpyAsync" in msg else "launch"
 

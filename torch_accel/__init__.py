@@ -37,6 +37,10 @@ def _register():
 
 _register()
 
+from . import _sharing  # noqa: E402  accel tensors through torch.multiprocessing
+
+_sharing.install()
+
 
 def _install_compile_hook():
     # torch.compile support registers itself lazily, when Dynamo/Inductor load (_inductor/).

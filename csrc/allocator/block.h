@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <memory_resource>
 #include <set>
 #include <vector>
@@ -27,6 +28,10 @@ struct Block {
   Block* prev = nullptr;        // neighbours in the same segment, in address order
   Block* next = nullptr;
   std::vector<rt::Stream> stream_uses;  // record_stream streams other than `stream`
+  // While memory history is recorded: where the block, and (on a segment's first block) the
+  // segment, were allocated.
+  std::shared_ptr<void> context;
+  std::shared_ptr<void> segment_context;
 
   bool isSplit() const { return prev != nullptr || next != nullptr; }
 };

@@ -5,6 +5,8 @@
 #include "allocator/caching_allocator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <iomanip>
@@ -20,15 +22,7 @@ namespace accel::alloc {
 
 namespace {
 
-void add(Stat& stat, int64_t delta) {
-  stat.current += delta;
-  stat.peak = std::max(stat.peak, stat.current);
-  if (delta > 0) {
-    stat.allocated += delta;
-  } else {
-    stat.freed -= delta;
-  }
-}
+void add(Stat& stat, int64_t delta) { stat.add(delta); }
 
 // Every change counts twice: in the aggregate and in the block's own pool.
 void add(StatArray& stats, StatType pool, int64_t delta) {
@@ -54,6 +48,12 @@ std::string formatSize(size_t bytes) {
   return os.str();
 }
 
+int64_t nowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // Requests above this cannot be rounded without overflow; no device has that much memory,
 // so they go straight to the OOM error.
 constexpr size_t kMaxRequest = SIZE_MAX / 2;
@@ -74,7 +74,7 @@ struct CachingAllocator::Impl {
   const int device;
   size_t total_bytes = 0;
   Config config;
-  const bool caching_disabled;
+  bool caching_disabled;
 
   mutable std::mutex mutex;
   DeviceStats stats;
@@ -99,6 +99,27 @@ struct CachingAllocator::Impl {
   std::map<PoolId, std::unique_ptr<PrivatePool>> private_pools;
   std::vector<std::pair<PoolId, StreamFilter>> routes;
   std::vector<Block*> deferred_frees;
+
+  // Memory history. The recorder is read outside `mutex` (see gatherContext), under its own.
+  HistoryConfig history;
+  std::deque<TraceEntry> trace_entries;
+  std::atomic<bool> recording{false};
+  mutable std::mutex recorder_mutex;
+  std::function<std::shared_ptr<void>()> recorder;
+  bool free_contexts = false;
+
+  void record(TraceEntry::Action action, uintptr_t addr, size_t size, rt::Stream stream,
+              std::shared_ptr<void> context) {
+    if (!history.trace) return;
+    TraceEntry& e = trace_entries.emplace_back();
+    e.action = action;
+    e.addr = addr;
+    e.size = size;
+    e.stream = reinterpret_cast<uintptr_t>(stream);
+    e.time_us = nowUs();
+    if (history.trace_contexts) e.context = std::move(context);
+    if (trace_entries.size() > history.max_entries) trace_entries.pop_front();
+  }
 
   void check(rt::Error error, const char* call) const {
     if (error != rt::Error::Success) {
@@ -141,14 +162,16 @@ struct CachingAllocator::Impl {
     block->allocated = false;
     block->event_count = 0;
     block->prev = block->next = nullptr;
+    block->context.reset();
+    block->segment_context.reset();
     return block;
   }
 
   // ---- malloc ------------------------------------------------------------------------------
 
-  void* malloc(size_t size, rt::Stream stream) {
+  void* malloc(size_t size, rt::Stream stream, const std::shared_ptr<void>& context) {
     if (size == 0) return nullptr;
-    if (size > kMaxRequest) oom(size);
+    if (size > kMaxRequest) oom(size, stream);
     // During a capture, querying events is not allowed (CUDA skips it too).
     PrivatePool* pool = routes.empty() ? nullptr : routedPool(stream);
     if (routes.empty() && !pending_events.empty()) processEvents();
@@ -158,7 +181,7 @@ struct CachingAllocator::Impl {
     const size_t segment_size = caching_disabled ? rounded : segmentSize(rounded);
 
     Block* block = findFreeBlock(rounded, stream, is_small, pool);
-    if (block == nullptr) block = allocSegment(segment_size, stream, is_small, pool);
+    if (block == nullptr) block = allocSegment(segment_size, stream, is_small, pool, context);
     if (block == nullptr && routes.empty()) {
       // Wait for the blocks held back by events: one may serve the request from the cache
       // (CUDA skips this second search). Otherwise return the whole cache to the driver and
@@ -168,11 +191,11 @@ struct CachingAllocator::Impl {
       if (block == nullptr) {
         releaseCached();
         stats.num_alloc_retries++;
-        block = allocSegment(segment_size, stream, is_small, pool);
+        block = allocSegment(segment_size, stream, is_small, pool, context);
       }
     }
-    if (block == nullptr) oom(rounded);
-    return takeBlock(block, rounded, size);
+    if (block == nullptr) oom(rounded, stream);
+    return takeBlock(block, rounded, size, context);
   }
 
   // Best fit on `stream` in the shared pools or `private_pool`; removes the block from its pool.
@@ -197,7 +220,8 @@ struct CachingAllocator::Impl {
   }
 
   // A new segment from the driver, or nullptr when the driver (or memory_fraction) says OOM.
-  Block* allocSegment(size_t size, rt::Stream stream, bool is_small, PrivatePool* pool) {
+  Block* allocSegment(size_t size, rt::Stream stream, bool is_small, PrivatePool* pool,
+                      const std::shared_ptr<void>& context) {
     const auto allowed = static_cast<size_t>(config.memory_fraction * total_bytes);
     if (static_cast<size_t>(stats.reserved_bytes[kAggregate].current) + size > allowed) {
       return nullptr;
@@ -212,6 +236,8 @@ struct CachingAllocator::Impl {
     add(stats.reserved_bytes, poolStat(block), static_cast<int64_t>(size));
     stats.num_device_alloc++;
     if (size >= config.max_split_size) add(stats.oversize_segments, 1);
+    if (history.enabled) block->segment_context = context;
+    record(TraceEntry::kSegmentAlloc, reinterpret_cast<uintptr_t>(ptr), size, stream, context);
     return block;
   }
 
@@ -224,7 +250,8 @@ struct CachingAllocator::Impl {
   }
 
   // Hands out `block` (already out of its pool), cutting off the unused tail when worth it.
-  void* takeBlock(Block* block, size_t rounded, size_t requested) {
+  void* takeBlock(Block* block, size_t rounded, size_t requested,
+                  const std::shared_ptr<void>& context) {
     const StatType pool = poolStat(block);
     const bool already_split = block->isSplit();
     if (shouldSplit(block, rounded)) {
@@ -259,14 +286,18 @@ struct CachingAllocator::Impl {
     add(stats.active_bytes, pool, bytes);
     add(stats.requested_bytes, pool, static_cast<int64_t>(requested));
     if (block->size >= config.max_split_size) add(stats.oversize_allocations, 1);
+    if (history.enabled) block->context = context;
+    record(TraceEntry::kAlloc, reinterpret_cast<uintptr_t>(block->ptr), requested, block->stream,
+           context);
     return block->ptr;
   }
 
-  [[noreturn]] void oom(size_t rounded) {
+  [[noreturn]] void oom(size_t rounded, rt::Stream stream) {
     stats.num_ooms++;
     size_t free_bytes = 0;
     size_t total = 0;
     driver.memGetInfo(device, &free_bytes, &total);
+    record(TraceEntry::kOom, free_bytes, rounded, stream, nullptr);
     const auto allocated_bytes = static_cast<size_t>(stats.allocated_bytes[kAggregate].current);
     const size_t unallocated =
         static_cast<size_t>(stats.reserved_bytes[kAggregate].current) - allocated_bytes;
@@ -302,10 +333,12 @@ struct CachingAllocator::Impl {
     return it;
   }
 
-  void free(void* ptr) {
+  void free(void* ptr, std::shared_ptr<void> context) {
     const auto it = findAllocated(ptr);
     Block* block = it->second;
     allocated.erase(it);
+    record(TraceEntry::kFreeRequested, reinterpret_cast<uintptr_t>(block->ptr),
+           block->requested_size, block->stream, std::move(context));
     block->allocated = false;
     const StatType pool = poolStat(block);
     add(stats.allocation, pool, -1);
@@ -347,12 +380,10 @@ struct CachingAllocator::Impl {
     add(stats.active, pool, -1);
     add(stats.active_bytes, pool, -static_cast<int64_t>(block->size));
     add(stats.requested_bytes, pool, -static_cast<int64_t>(block->requested_size));
+    record(TraceEntry::kFreeCompleted, reinterpret_cast<uintptr_t>(block->ptr),
+           block->requested_size, block->stream, nullptr);
     block->requested_size = 0;
-    // A private pool keeps its blocks even then: a graph replays into them.
-    if (caching_disabled && block->pool == nullptr) {
-      releaseSegment(block);
-      return;
-    }
+    block->context.reset();
     int64_t split_blocks = 0;
     int64_t split_bytes = 0;
     for (Block* neighbour : {block->prev, block->next}) {
@@ -362,13 +393,18 @@ struct CachingAllocator::Impl {
         split_bytes -= static_cast<int64_t>(merged);
       }
     }
-    poolOf(block).insert(block);
+    // Without caching a whole segment goes back to the driver (also one that was split when
+    // caching was turned off); a private pool keeps its blocks even then: a graph replays
+    // into them.
+    const bool release = caching_disabled && block->pool == nullptr && !block->isSplit();
+    if (!release) poolOf(block).insert(block);
     if (block->isSplit()) {
       split_blocks++;
       split_bytes += static_cast<int64_t>(block->size);
     }
     add(stats.inactive_split, pool, split_blocks);
     add(stats.inactive_split_bytes, pool, split_bytes);
+    if (release) releaseSegment(block);
   }
 
   // Absorbs `src` into `dst` when src is a free (cached) neighbour; returns the bytes gained.
@@ -378,6 +414,7 @@ struct CachingAllocator::Impl {
     poolOf(src).erase(src);
     if (dst->prev == src) {
       dst->ptr = src->ptr;
+      dst->segment_context = std::move(src->segment_context);  // dst now starts the segment
       dst->prev = src->prev;
       if (dst->prev != nullptr) dst->prev->next = dst;
     } else {
@@ -421,6 +458,8 @@ struct CachingAllocator::Impl {
   void releaseSegment(Block* block) {
     check(driver.free(device, block->ptr), "free");
     if (block->pool != nullptr) block->pool->segments--;
+    record(TraceEntry::kSegmentFree, reinterpret_cast<uintptr_t>(block->ptr), block->size,
+           block->stream, nullptr);
     add(stats.segment, poolStat(block), -1);
     add(stats.reserved_bytes, poolStat(block), -static_cast<int64_t>(block->size));
     stats.num_device_free++;
@@ -533,12 +572,14 @@ struct CachingAllocator::Impl {
       segment.address = reinterpret_cast<uintptr_t>(head->ptr);
       segment.stream = reinterpret_cast<uintptr_t>(head->stream);
       segment.is_large = !head->is_small;
+      segment.context = head->segment_context;
       for (const Block* block = head; block != nullptr; block = block->next) {
         BlockInfo info;
         info.size = block->size;
         info.requested_size = block->requested_size;
         info.allocated = block->allocated;
         info.active = block->allocated || block->event_count > 0;
+        info.context = block->context;
         segment.total_size += info.size;
         if (info.allocated) segment.allocated_size += info.size;
         if (info.active) {
@@ -551,14 +592,29 @@ struct CachingAllocator::Impl {
     return segments;
   }
 
-  bool lookup(const void* ptr, void** base, size_t* size) const {
+  const Block* containing(const void* ptr) const {
     const char* p = static_cast<const char*>(ptr);
     auto it = allocated.upper_bound(p);
-    if (it == allocated.begin()) return false;
+    if (it == allocated.begin()) return nullptr;
     const Block* block = (--it)->second;
-    if (p >= block->ptr + block->size) return false;
+    return p < block->ptr + block->size ? block : nullptr;
+  }
+
+  bool lookup(const void* ptr, void** base, size_t* size) const {
+    const Block* block = containing(ptr);
+    if (block == nullptr) return false;
     *base = block->ptr;
     *size = block->size;
+    return true;
+  }
+
+  bool segmentOf(const void* ptr, void** base, size_t* size) const {
+    const Block* block = containing(ptr);
+    if (block == nullptr) return false;
+    while (block->prev != nullptr) block = block->prev;
+    *base = block->ptr;
+    *size = 0;
+    for (; block != nullptr; block = block->next) *size += block->size;
     return true;
   }
 };
@@ -577,15 +633,50 @@ CachingAllocator::~CachingAllocator() {
   delete impl_;
 }
 
+std::shared_ptr<void> CachingAllocator::gatherContext(bool for_free) const {
+  if (!impl_->recording.load(std::memory_order_relaxed)) return nullptr;
+  std::function<std::shared_ptr<void>()> recorder;
+  {
+    std::lock_guard<std::mutex> lock(impl_->recorder_mutex);
+    if (for_free && !impl_->free_contexts) return nullptr;
+    recorder = impl_->recorder;
+  }
+  return recorder ? recorder() : nullptr;
+}
+
 void* CachingAllocator::malloc(size_t size, rt::Stream stream) {
+  std::shared_ptr<void> context = size > 0 ? gatherContext(false) : nullptr;
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->malloc(size, stream);
+  return impl_->malloc(size, stream, context);
 }
 
 void CachingAllocator::free(void* ptr) {
   if (ptr == nullptr) return;
+  std::shared_ptr<void> context = gatherContext(true);
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->free(ptr);
+  impl_->free(ptr, std::move(context));
+}
+
+void CachingAllocator::setHistory(HistoryConfig config, bool clear_trace) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->recorder_mutex);
+    impl_->recorder = config.enabled ? config.recorder : nullptr;
+    impl_->free_contexts = config.trace_free_contexts;
+    impl_->recording.store(config.enabled && config.recorder != nullptr);
+  }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  config.recorder = nullptr;  // only gatherContext calls it
+  if (!config.enabled) config.trace = false;
+  impl_->history = std::move(config);
+  if (clear_trace) impl_->trace_entries.clear();
+  while (impl_->trace_entries.size() > impl_->history.max_entries) {
+    impl_->trace_entries.pop_front();
+  }
+}
+
+std::vector<TraceEntry> CachingAllocator::trace() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return {impl_->trace_entries.begin(), impl_->trace_entries.end()};
 }
 
 void CachingAllocator::recordStream(void* ptr, rt::Stream stream) {
@@ -644,6 +735,16 @@ std::vector<SegmentInfo> CachingAllocator::snapshot() const {
   return impl_->snapshot();
 }
 
+void CachingAllocator::setCachingEnabled(bool enabled) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->caching_disabled = !enabled;
+}
+
+bool CachingAllocator::cachingEnabled() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return !impl_->caching_disabled;
+}
+
 void CachingAllocator::setMemoryFraction(double fraction) {
   if (!(fraction > 0.0 && fraction <= 1.0)) {
     throw std::invalid_argument("memory fraction must be in (0, 1], got " +
@@ -665,6 +766,16 @@ void CachingAllocator::setMaxSplitSize(size_t bytes) {
 bool CachingAllocator::lookup(const void* ptr, void** base, size_t* size) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->lookup(ptr, base, size);
+}
+
+bool CachingAllocator::segmentOf(const void* ptr, void** base, size_t* size) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->segmentOf(ptr, base, size);
+}
+
+double CachingAllocator::memoryFraction() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->config.memory_fraction;
 }
 
 size_t CachingAllocator::capacity() const { return impl_->total_bytes; }

@@ -3,10 +3,12 @@
 // adapter is in the framework layer (core/device_allocator.cpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -30,6 +32,16 @@ struct Stat {
   int64_t peak = 0;
   int64_t allocated = 0;
   int64_t freed = 0;
+
+  void add(int64_t delta) {
+    current += delta;
+    peak = std::max(peak, current);
+    if (delta > 0) {
+      allocated += delta;
+    } else {
+      freed -= delta;
+    }
+  }
 };
 
 // Index into the per-pool stat arrays, as CUDA's StatType: all, small_pool, large_pool.
@@ -62,6 +74,7 @@ struct BlockInfo {
   size_t requested_size = 0;
   bool allocated = false;  // handed out to a user
   bool active = false;     // allocated, or freed but waiting for stream events
+  std::shared_ptr<void> context;  // where it was allocated, while history is recorded
 };
 
 struct SegmentInfo {
@@ -72,7 +85,31 @@ struct SegmentInfo {
   size_t requested_size = 0;
   uintptr_t stream = 0;
   bool is_large = false;
+  std::shared_ptr<void> context;  // where the segment was allocated, while history is recorded
   std::vector<BlockInfo> blocks;  // in address order
+};
+
+// Memory history (torch.accel.memory._record_memory_history): the allocator's actions in
+// order, as CUDA's TraceEntry. `context` is opaque here: what the recorder returned.
+struct TraceEntry {
+  enum Action { kAlloc, kFreeRequested, kFreeCompleted, kSegmentAlloc, kSegmentFree, kOom };
+  Action action = kAlloc;
+  uintptr_t addr = 0;    // for kOom: the bytes the device still had free
+  size_t size = 0;       // the requested size (segments: their size)
+  uintptr_t stream = 0;
+  int64_t time_us = 0;   // Unix time
+  std::shared_ptr<void> context;
+};
+
+// What the history records. The recorder runs on the allocating thread, outside the
+// allocator's lock (it may take other locks, the GIL among them).
+struct HistoryConfig {
+  bool enabled = false;         // contexts of live blocks and segments
+  bool trace = false;           // and the trace of actions
+  bool trace_contexts = false;  // trace entries of allocations carry their context
+  bool trace_free_contexts = false;  // and those of frees too
+  size_t max_entries = SIZE_MAX;     // the trace keeps the newest ones
+  std::function<std::shared_ptr<void>()> recorder;  // null: no contexts, only actions
 };
 
 // Tunables, CUDA's defaults.
@@ -124,13 +161,25 @@ class CachingAllocator {
   void resetPeakStats();
   std::vector<SegmentInfo> snapshot() const;
 
+  // Starts, changes or (enabled=false) stops recording; clear_trace drops the trace so far.
+  void setHistory(HistoryConfig config, bool clear_trace);
+  std::vector<TraceEntry> trace() const;
+
+  // Off: every malloc and free goes to the driver (as TORCH_ACCEL_NO_CACHING=1), from now on.
+  void setCachingEnabled(bool enabled);
+  bool cachingEnabled() const;
+
   void setMemoryFraction(double fraction);  // 0 < fraction <= 1
+  double memoryFraction() const;
   // Above 20 MiB, as CUDA requires. Set it before allocating: the oversize stats count
   // blocks against the limit in force when they change.
   void setMaxSplitSize(size_t bytes);
   // The live allocation containing ptr, for host-side checks: its base pointer and block
   // size (the rounded request, plus any tail too small to split off). False when none.
   bool lookup(const void* ptr, void** base, size_t* size) const;
+
+  // The segment (one driver malloc) that holds the live allocation `ptr`: its base and size.
+  bool segmentOf(const void* ptr, void** base, size_t* size) const;
 
   int device() const { return device_; }
   // Total device capacity seen through the driver.
@@ -147,6 +196,8 @@ class CachingAllocator {
   static size_t segmentSize(size_t rounded);
 
  private:
+  std::shared_ptr<void> gatherContext(bool for_free) const;
+
   struct Impl;
   Impl* impl_;
   int device_;

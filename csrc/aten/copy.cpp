@@ -44,10 +44,11 @@ bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
          dst.is_contiguous() && src.is_contiguous();
 }
 
-// Pageable copies wait; pinned non_blocking copies keep their host memory alive instead.
+// Pageable copies wait; pinned non_blocking copies mark their block in use by the stream
+// instead, so it is not reused before the copy ran.
 void finishHostCopy(const at::Tensor& host, bool non_blocking, int device, rt::Stream stream) {
   if (non_blocking && isPinnedPtr(host.data_ptr())) {
-    keepAliveUntilDone(host.storage(), device, stream);
+    recordPinnedUse(host.data_ptr(), stream);
   } else {
     hostSyncPoint("aten::copy_ between accel and pageable CPU memory");
     ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);

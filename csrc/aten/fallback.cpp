@@ -103,7 +103,6 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(mode != FallbackMode::Error, "The operator '", name,
                               "' has no native accel kernel and TORCH_ACCEL_FALLBACK=error "
                               "forbids the CPU fallback.");
-  hostSyncPoint(("aten::" + name + " (the CPU fallback: it copies to and from the CPU)").c_str());
   if (mode == FallbackMode::Warn) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_warned.insert(name).second) {
@@ -128,13 +127,18 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   substituteGenerators(schema, stack, first, device ? device->index() : -1);
 
   auto start = std::chrono::steady_clock::now();
-  at::native::cpu_fallback(op, stack);
   size_t nret = schema.returns().size();
-  if (factory) {
-    for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
-      c10::IValue& v = (*stack)[i];
-      if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
-        v = v.toTensor().to(*device);
+  {
+    // Its copies to and from the CPU wait for the device: one sync point for all of them.
+    const std::string what = "aten::" + name + " (the CPU fallback: it copies to and from the CPU)";
+    SyncPointScope sync(what.c_str());
+    at::native::cpu_fallback(op, stack);
+    if (factory) {
+      for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
+        c10::IValue& v = (*stack)[i];
+        if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
+          v = v.toTensor().to(*device);
+        }
       }
     }
   }

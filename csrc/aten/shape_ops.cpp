@@ -11,8 +11,8 @@
 #include "aten/op_forms.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
-#include "core/stream_pool.h"
 #include "core/sync_point.h"
+#include "core/stream_pool.h"
 #include "kernels/copy.h"
 #include "kernels/index.h"
 
@@ -30,7 +30,7 @@ struct Nonzero {
     TORCH_CHECK(self.dim() <= kernels::kMaxDims,
                 "nonzero is not supported for tensors with more than ", kernels::kMaxDims,
                 " dimensions");
-    hostSyncPoint("aten::nonzero");
+    SyncPointScope sync("aten::nonzero");  // the output's shape needs the count on the host
     const int device = self.device().index();
     rt::Stream stream = currentRuntimeStream(device);
     int64_t count = 0;
@@ -39,7 +39,7 @@ struct Nonzero {
       ACCEL_RT_CHECK(kernels::indexTable().nonzero_count(rowMajorDesc(self),
                                                          dev_count.data_ptr<int64_t>(), stream),
                      device);
-      count = dev_count.cpu().item<int64_t>();  // the output's shape needs it on the host
+      count = dev_count.cpu().item<int64_t>();
     }
     at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
                                      Output::DTypeRule::Exact, /*contiguous=*/true);

@@ -11,6 +11,13 @@ namespace {
 thread_local c10::DeviceIndex t_current_device = 0;
 }  // namespace
 
+// Device errors are torch.AcceleratorError (a RuntimeError), as CUDA's are; the code is the
+// runtime's error number.
+[[noreturn]] void throwAcceleratorError(rt::Error err, const std::string& msg) {
+  throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                              static_cast<int32_t>(err), msg);
+}
+
 void throwRuntimeError(rt::Error err, const char* expr, int device) {
   std::string detail = device >= 0 ? rt::driver().lastErrorMessage(device) : std::string();
   // Reported once: the failure is taken off the device, so the next op runs (a kernel's input
@@ -20,9 +27,10 @@ void throwRuntimeError(rt::Error err, const char* expr, int device) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "accel:", device, " out of memory in ", expr,
                      detail.empty() ? "" : ": ", detail);
   }
-  TORCH_CHECK(false, "accel runtime error '", rt::errorString(err), "' in ", expr,
-              device >= 0 ? " on accel:" + std::to_string(device) : std::string(),
-              detail.empty() ? "" : ": ", detail);
+  throwAcceleratorError(
+      err, c10::str("accel runtime error '", rt::errorString(err), "' in ", expr,
+                    device >= 0 ? " on accel:" + std::to_string(device) : std::string(),
+                    detail.empty() ? "" : ": ", detail));
 }
 
 c10::DeviceIndex deviceCount() {
@@ -39,11 +47,13 @@ void setCurrentDevice(c10::DeviceIndex index) {
 }
 
 void checkDeviceIndex(c10::DeviceIndex index) {
-  TORCH_CHECK_INDEX(index >= 0 && index < deviceCount(), "Invalid device index accel:",
-                    static_cast<int>(index), ": this process has ",
-                    static_cast<int>(deviceCount()), " accel device(s) (driver '",
-                    rt::driver().name(), "'); valid indices are 0 to ",
-                    static_cast<int>(deviceCount()) - 1, ".");
+  if (C10_LIKELY(index >= 0 && index < deviceCount())) return;
+  throwAcceleratorError(
+      rt::Error::InvalidDevice,
+      c10::str("Invalid device index accel:", static_cast<int>(index), ": this process has ",
+               static_cast<int>(deviceCount()), " accel device(s) (driver '",
+               rt::driver().name(), "'); valid indices are 0 to ",
+               static_cast<int>(deviceCount()) - 1, "."));
 }
 
 void checkNotForked() {

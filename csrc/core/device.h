@@ -8,7 +8,8 @@ namespace accel {
 c10::DeviceIndex deviceCount();
 c10::DeviceIndex currentDevice();
 void setCurrentDevice(c10::DeviceIndex index);
-// Raises a clear IndexError-style error (c10::IndexError) for an index past device_count().
+// Raises torch.AcceleratorError (as CUDA's invalid device ordinal) for an index outside
+// 0..device_count()-1.
 void checkDeviceIndex(c10::DeviceIndex index);
 // Raises torch's bad-fork error when the runtime was initialised before a fork.
 void checkNotForked();

@@ -16,10 +16,28 @@ namespace {
 constexpr uintptr_t kDeviceBits = alloc::CachingAllocator::kMinBlockSize - 1;
 static_assert(kDeviceBits >= 255, "device index must fit in the alignment bits");
 
+// torch.profiler(profile_memory=True) sees every allocation and free, with the totals after.
+void reportToProfiler(void* ptr, int64_t bytes, c10::DeviceIndex device) {
+  const alloc::DeviceStats s = deviceCachingAllocator(device).stats();
+  c10::reportMemoryUsageToProfiler(ptr, bytes, s.allocated_bytes[alloc::kAggregate].current,
+                                   s.reserved_bytes[alloc::kAggregate].current,
+                                   c10::Device(c10::DeviceType::PrivateUse1, device));
+}
+
 void deleteBlock(void* ctx) {
   auto bits = reinterpret_cast<uintptr_t>(ctx);
-  deviceCachingAllocator(static_cast<c10::DeviceIndex>(bits & kDeviceBits))
-      .free(reinterpret_cast<void*>(bits & ~kDeviceBits));
+  auto device = static_cast<c10::DeviceIndex>(bits & kDeviceBits);
+  void* ptr = reinterpret_cast<void*>(bits & ~kDeviceBits);
+  alloc::CachingAllocator& allocator = deviceCachingAllocator(device);
+  if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+    void* base = nullptr;
+    size_t size = 0;
+    allocator.lookup(ptr, &base, &size);
+    allocator.free(ptr);
+    reportToProfiler(ptr, -static_cast<int64_t>(size), device);
+    return;
+  }
+  allocator.free(ptr);
 }
 
 c10::CachingDeviceAllocator::DeviceStats toTorch(const alloc::DeviceStats& s) {
@@ -64,6 +82,12 @@ struct AccelDeviceAllocator final : c10::DeviceAllocator {
       ptr = deviceCachingAllocator(device).malloc(nbytes, currentRuntimeStream(device));
     } catch (const alloc::OutOfMemory& e) {
       TORCH_CHECK_WITH(OutOfMemoryError, false, "accel out of memory. ", e.what());
+    }
+    if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+      void* base = nullptr;
+      size_t size = 0;
+      deviceCachingAllocator(device).lookup(ptr, &base, &size);
+      reportToProfiler(ptr, static_cast<int64_t>(size), device);
     }
     void* ctx = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(ptr) | device);
     return {ptr, ctx, &deleteBlock, dev};

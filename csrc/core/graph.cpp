@@ -60,7 +60,7 @@ c10::MempoolId_t newPoolId() { return {0, g_next_pool.fetch_add(1)}; }
 // The sync-point listener: a synchronising op during a capture invalidates it and raises.
 // As CUDA's capture modes: "global" refuses it from any thread, "thread_local" from the
 // capturing thread, and every mode from a thread whose current stream captures.
-void refuseDuringCapture(const char* op) {
+void refuseDuringCapture(const char* op, SyncKind /*kind*/) {
   if (g_capturing_count.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> lock(g_mu);
   Graph* culprit = nullptr;

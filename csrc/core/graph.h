@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/sync_point.h"
 #include "kernels/random.h"
 #include "runtime/driver.h"
 
@@ -90,7 +91,7 @@ class Graph {
   // Why the capture is invalid (the op that synchronised), guarded by the capture registry.
   std::string invalid_reason_;
 
-  friend void refuseDuringCapture(const char* op);
+  friend void refuseDuringCapture(const char* op, SyncKind kind);
 };
 
 // Whether `stream` takes part in a capture (torch.Stream.is_capturing()).

@@ -116,13 +116,25 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
                    stream.device_index());
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
-    hostSyncPoint("torch.accelerator.synchronize()");
+    hostSyncPoint("torch.accelerator.synchronize()", SyncKind::DeviceSynchronize);
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(device_index), device_index);
   }
   // No `override`: torch 2.11 has no such virtual; from the torch that has it, this overrides.
   bool isStreamCapturing(const c10::Stream& stream) const {
     return accel::isStreamCapturing(stream);
   }
+#if __has_include(<c10/core/DeviceCapability.h>)
+  // torch.accelerator.get_device_capability: every dtype but the quantized ones (accel has
+  // no quantized tensors).
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    checkDeviceIndex(d.index());
+    c10::DeviceCapability cap;
+    auto& types = cap.capability_data.supported_scalar_types;
+    types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = 0;
+    types.has_QUInt4x2 = types.has_QUInt2x4 = 0;
+    return cap;
+  }
+#endif
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
                              const c10::Stream& stream) const override {
     recordStream(data_ptr, stream);

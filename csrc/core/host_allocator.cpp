@@ -1,80 +1,278 @@
 #include "core/host_allocator.h"
 
+#include <ATen/core/CachingHostAllocator.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "core/device.h"
 #include "core/rt_check.h"
+#include "core/stream_pool.h"
 
 namespace accel {
 namespace {
 
-// Live pinned blocks (base -> size), so that any pointer inside one counts as pinned.
-std::mutex g_mutex;
-std::map<uintptr_t, size_t> g_blocks;
+// Pinned memory is cached like CUDA's CachingHostAllocator: sizes are rounded up to a power of
+// two, freed blocks are kept for reuse, and a block an asynchronous copy used is reused only
+// once the events recorded on that copy's streams have completed. Freeing pinned memory
+// synchronises the devices (as cudaFreeHost does), so only emptyHostCache() does it.
+struct HostBlock {
+  void* ptr = nullptr;
+  size_t size = 0;
+  bool allocated = false;
+  int pending_events = 0;
+  std::vector<rt::Stream> streams;  // streams that used it while allocated
+};
 
-// Host storages used by queued copies, with the event that marks the copy done.
-std::mutex g_pending_mutex;
-std::deque<std::pair<rt::Event, c10::Storage>> g_pending;
+size_t roundUp(size_t n) {
+  size_t size = 1;
+  while (size < n) size <<= 1;
+  return size;
+}
 
-void releaseFinished() {
-  std::lock_guard<std::mutex> lock(g_pending_mutex);
-  while (!g_pending.empty() && rt::driver().eventQuery(g_pending.front().first) != rt::Error::NotReady) {
-    rt::driver().eventDestroy(g_pending.front().first);
-    g_pending.pop_front();
+void addTime(HostTimeStat& t, int64_t us) {
+  t.total += us;
+  t.max = std::max(t.max, us);
+  t.min = t.count == 0 ? us : std::min(t.min, us);
+  t.count += 1;
+}
+
+int64_t microsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+class PinnedCache {
+ public:
+  void* allocate(size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    processEvents();
+    const size_t size = roundUp(nbytes);
+    HostBlock* block = nullptr;
+    auto it = free_.find(size);
+    if (it != free_.end() && !it->second.empty()) {
+      block = it->second.back();
+      it->second.pop_back();
+    } else {
+      void* ptr = nullptr;
+      const auto start = std::chrono::steady_clock::now();
+      ACCEL_RT_CHECK(rt::driver().mallocHost(&ptr, size), -1);
+      addTime(stats_.host_alloc_time, microsSince(start));
+      block = new HostBlock{ptr, size};
+      blocks_[reinterpret_cast<uintptr_t>(ptr)] = block;
+      stats_.allocations.add(1);
+      stats_.allocated_bytes.add(static_cast<int64_t>(size));
+      stats_.num_host_alloc++;
+    }
+    block->allocated = true;
+    stats_.active_requests.add(1);
+    stats_.active_bytes.add(static_cast<int64_t>(block->size));
+    return block->ptr;
   }
+
+  void free(void* ptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    HostBlock* block = find(ptr);
+    if (block == nullptr || !block->allocated) return;
+    block->allocated = false;
+    for (rt::Stream stream : block->streams) {
+      rt::Event event = nullptr;
+      const int device = rt::driver().streamDevice(stream);
+      if (rt::driver().eventCreate(device, &event, rt::kEventDisableTiming) !=
+          rt::Error::Success) {
+        continue;
+      }
+      if (rt::driver().eventRecord(event, stream) != rt::Error::Success) {
+        rt::driver().eventDestroy(event);
+        continue;
+      }
+      pending_.emplace_back(event, block);
+      block->pending_events++;
+    }
+    block->streams.clear();
+    if (block->pending_events == 0) release(block);
+  }
+
+  void recordUse(const void* ptr, rt::Stream stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    HostBlock* block = find(ptr);
+    if (block == nullptr || !block->allocated) return;
+    if (std::find(block->streams.begin(), block->streams.end(), stream) == block->streams.end()) {
+      block->streams.push_back(stream);
+    }
+  }
+
+  bool contains(const void* ptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return find(ptr) != nullptr;
+  }
+
+  void empty() {
+    std::lock_guard<std::mutex> lock(mu_);
+    processEvents();
+    for (auto& [size, blocks] : free_) {
+      for (HostBlock* block : blocks) {
+        const auto start = std::chrono::steady_clock::now();
+        rt::driver().freeHost(block->ptr);
+        addTime(stats_.host_free_time, microsSince(start));
+        blocks_.erase(reinterpret_cast<uintptr_t>(block->ptr));
+        stats_.allocations.add(-1);
+        stats_.allocated_bytes.add(-static_cast<int64_t>(block->size));
+        stats_.num_host_free++;
+        delete block;
+      }
+      blocks.clear();
+    }
+  }
+
+  HostStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+  void resetAccumulated() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (HostStat* s : statList()) s->allocated = s->freed = 0;
+    stats_.num_host_alloc = stats_.num_host_free = 0;
+    stats_.host_alloc_time = stats_.host_free_time = HostTimeStat{};
+  }
+
+  void resetPeak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (HostStat* s : statList()) s->peak = s->current;
+  }
+
+ private:
+  // The block containing ptr (pointers inside one count as pinned too), or null.
+  HostBlock* find(const void* ptr) {
+    const auto p = reinterpret_cast<uintptr_t>(ptr);
+    auto it = blocks_.upper_bound(p);
+    if (it == blocks_.begin()) return nullptr;
+    --it;
+    return p < it->first + it->second->size ? it->second : nullptr;
+  }
+
+  // No longer in use by the host or any stream: back to the cache.
+  void release(HostBlock* block) {
+    stats_.active_requests.add(-1);
+    stats_.active_bytes.add(-static_cast<int64_t>(block->size));
+    free_[block->size].push_back(block);
+  }
+
+  // An event that reports an error will never complete; its work is dead: release the block.
+  void processEvents() {
+    size_t kept = 0;
+    for (const auto& [event, block] : pending_) {
+      if (rt::driver().eventQuery(event) == rt::Error::NotReady) {
+        pending_[kept++] = {event, block};
+        continue;
+      }
+      rt::driver().eventDestroy(event);
+      if (--block->pending_events == 0) release(block);
+    }
+    pending_.resize(kept);
+  }
+
+  std::vector<HostStat*> statList() {
+    return {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests,
+            &stats_.active_bytes};
+  }
+
+  std::mutex mu_;
+  std::map<uintptr_t, HostBlock*> blocks_;            // every block, by address
+  std::map<size_t, std::vector<HostBlock*>> free_;    // reusable blocks, by size
+  std::vector<std::pair<rt::Event, HostBlock*>> pending_;
+  HostStats stats_;
+};
+
+PinnedCache& cache() {
+  static PinnedCache* c = new PinnedCache();  // outlives every static pinned tensor
+  return *c;
 }
 
 void freePinned(void* ptr) {
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_blocks.erase(reinterpret_cast<uintptr_t>(ptr));
-  }
-  rt::driver().freeHost(ptr);
+  if (ptr != nullptr) cache().free(ptr);
 }
 
-struct PinnedHostAllocator final : c10::Allocator {
+template <class Dst, class Src>
+void copyStat(Dst& dst, const Src& src) {
+  dst.current = src.current;
+  dst.peak = src.peak;
+  dst.allocated = src.allocated;
+  dst.freed = src.freed;
+}
+
+template <class Dst>
+void copyTime(Dst& dst, const HostTimeStat& src) {
+  dst.total = src.total;
+  dst.max = src.max;
+  dst.min = src.min;
+  dst.count = src.count;
+}
+
+// Registered as PrivateUse1's host allocator, so that torch.accelerator's host-memory calls
+// (empty_host_cache, host_memory_stats) and ATen's pinned copies reach this cache.
+struct PinnedHostAllocator final : at::HostAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
     checkNotForked();
-    releaseFinished();
-    void* ptr = nullptr;
-    if (nbytes > 0) {
-      ACCEL_RT_CHECK(rt::driver().mallocHost(&ptr, nbytes), -1);
-      std::lock_guard<std::mutex> lock(g_mutex);
-      g_blocks[reinterpret_cast<uintptr_t>(ptr)] = nbytes;
-    }
+    void* ptr = nbytes > 0 ? cache().allocate(nbytes) : nullptr;
     return {ptr, ptr, &freePinned, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &freePinned; }
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     std::memcpy(dest, src, count);
   }
+
+  bool record_event(void* ptr, void* /*ctx*/, c10::Stream stream) override {
+    if (!cache().contains(ptr) || stream.device_type() != c10::DeviceType::PrivateUse1) {
+      return false;
+    }
+    cache().recordUse(ptr, runtimeStream(stream));
+    return true;
+  }
+  void empty_cache() override { cache().empty(); }
+  at::HostStats get_stats() override {
+    const HostStats mine = cache().stats();
+    at::HostStats out;
+    copyStat(out.allocations, mine.allocations);
+    copyStat(out.allocated_bytes, mine.allocated_bytes);
+    copyStat(out.active_requests, mine.active_requests);
+    copyStat(out.active_bytes, mine.active_bytes);
+    out.num_host_alloc = mine.num_host_alloc;
+    out.num_host_free = mine.num_host_free;
+    copyTime(out.host_alloc_time, mine.host_alloc_time);
+    copyTime(out.host_free_time, mine.host_free_time);
+    return out;
+  }
+  void reset_accumulated_stats() override { cache().resetAccumulated(); }
+  void reset_peak_stats() override { cache().resetPeak(); }
 };
 
 PinnedHostAllocator g_pinned;
+[[maybe_unused]] const bool g_registered = [] {
+  at::setHostAllocator(c10::DeviceType::PrivateUse1, &g_pinned);
+  return true;
+}();
 
 }  // namespace
 
 c10::Allocator* pinnedHostAllocator() { return &g_pinned; }
 
-void keepAliveUntilDone(c10::Storage host_storage, int device, rt::Stream stream) {
-  releaseFinished();
-  rt::Event event = nullptr;
-  ACCEL_RT_CHECK(rt::driver().eventCreate(device, &event, rt::kEventDisableTiming), device);
-  ACCEL_RT_CHECK(rt::driver().eventRecord(event, stream), device);
-  std::lock_guard<std::mutex> lock(g_pending_mutex);
-  g_pending.emplace_back(event, std::move(host_storage));
-}
+bool isPinnedPtr(const void* ptr) { return cache().contains(ptr); }
 
-bool isPinnedPtr(const void* ptr) {
-  auto p = reinterpret_cast<uintptr_t>(ptr);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_blocks.upper_bound(p);
-  if (it == g_blocks.begin()) return false;
-  --it;
-  return p < it->first + it->second;
-}
+void recordPinnedUse(const void* ptr, rt::Stream stream) { cache().recordUse(ptr, stream); }
+
+void emptyHostCache() { cache().empty(); }
+
+HostStats hostStats() { return cache().stats(); }
+
+void resetAccumulatedHostStats() { cache().resetAccumulated(); }
+
+void resetPeakHostStats() { cache().resetPeak(); }
 
 }  // namespace accel

@@ -13,13 +13,17 @@ namespace accel {
 
 namespace {
 
-// Stream ids: 0 is the default stream, 1..32 the normal pool, 33..64 the high-priority pool.
+// Stream ids: 0 is the default stream, 1..32 the normal pool, 33..64 the high-priority pool,
+// 65 on the external streams in the order they were first seen.
 constexpr c10::StreamId kHighBase = kStreamsPerPool;
+constexpr c10::StreamId kExternalBase = 2 * kStreamsPerPool + 1;
 
 struct DevicePool {
   std::once_flag init;
   std::array<rt::Stream, 2 * kStreamsPerPool> streams{};
   std::atomic<uint32_t> next[2] = {0, 0};
+  std::mutex external_mu;
+  std::vector<std::pair<void*, rt::Stream>> external;  // (native handle, stream)
 };
 
 std::vector<std::unique_ptr<DevicePool>>& pools() {
@@ -80,7 +84,29 @@ c10::Stream streamFromPool(c10::DeviceIndex device, bool high_priority) {
   return makeStream(device, 1 + slot + (high_priority ? kHighBase : 0));
 }
 
+c10::Stream externalStream(c10::DeviceIndex device, void* native) {
+  DevicePool& p = pool(device);
+  std::lock_guard<std::mutex> lock(p.external_mu);
+  for (size_t i = 0; i < p.external.size(); ++i) {
+    if (p.external[i].first == native) return makeStream(device, kExternalBase + i);
+  }
+  rt::Stream s = nullptr;
+  const rt::Error err = rt::driver().streamFromNative(device, native, &s);
+  TORCH_CHECK(err != rt::Error::InvalidValue, "ExternalStream: ", native,
+              " is not a stream of accel:", static_cast<int>(device), " (driver '",
+              rt::driver().name(), "')");
+  ACCEL_RT_CHECK(err, device);
+  // One of torch's own streams keeps its id.
+  if (s == rt::driver().defaultStream(device)) return makeStream(device, 0);
+  for (size_t i = 0; i < p.streams.size(); ++i) {
+    if (p.streams[i] == s) return makeStream(device, static_cast<c10::StreamId>(i + 1));
+  }
+  p.external.emplace_back(native, s);
+  return makeStream(device, kExternalBase + p.external.size() - 1);
+}
+
 int streamPriority(const c10::Stream& stream) {
+  if (stream.id() >= kExternalBase) return rt::driver().streamPriority(runtimeStream(stream));
   return stream.id() > kHighBase ? rt::kHighestPriority : rt::kLowestPriority;
 }
 
@@ -91,13 +117,22 @@ rt::Stream runtimeStream(const c10::Stream& stream) {
     checkDeviceIndex(device);
     return rt::driver().defaultStream(device);
   }
-  TORCH_CHECK(id > 0 && id <= 2 * kStreamsPerPool, "unknown accel stream id ", id);
+  if (id >= kExternalBase) {
+    DevicePool& p = pool(device);
+    std::lock_guard<std::mutex> lock(p.external_mu);
+    const auto index = static_cast<size_t>(id - kExternalBase);
+    TORCH_CHECK(index < p.external.size(), "unknown accel stream id ", id);
+    return p.external[index].second;
+  }
+  TORCH_CHECK(id > 0, "unknown accel stream id ", id);
   return pool(device).streams[id - 1];
 }
 
 rt::Stream currentRuntimeStream(c10::DeviceIndex device) {
   c10::StreamId id = currentId(device);
-  return id == 0 ? rt::driver().defaultStream(device) : pool(device).streams[id - 1];
+  if (id == 0) return rt::driver().defaultStream(device);
+  return id < kExternalBase ? pool(device).streams[id - 1]
+                            : runtimeStream(makeStream(device, id));
 }
 
 }  // namespace accel

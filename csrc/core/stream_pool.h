@@ -16,6 +16,9 @@ c10::Stream currentStream(c10::DeviceIndex device);
 void setCurrentStream(const c10::Stream& stream);
 // high_priority picks the high-priority pool.
 c10::Stream streamFromPool(c10::DeviceIndex device, bool high_priority);
+// A stream made outside torch (torch.accel.ExternalStream), from its native handle; the same
+// handle gives the same stream.
+c10::Stream externalStream(c10::DeviceIndex device, void* native);
 int streamPriority(const c10::Stream& stream);
 
 // The runtime stream behind a c10::Stream of type PrivateUse1.

@@ -12,6 +12,7 @@ namespace {
 // A fixed array, filled at load time and read without locks on every sync point.
 std::array<std::atomic<SyncListener>, 8> g_listeners{};
 std::atomic<size_t> g_count{0};
+thread_local int t_quiet = 0;  // depth of SyncPointScopes on this thread
 
 }  // namespace
 
@@ -24,9 +25,17 @@ void addSyncListener(SyncListener listener) {
   g_count.store(slot + 1, std::memory_order_release);  // publishes the listener
 }
 
-void hostSyncPoint(const char* op) {
+void hostSyncPoint(const char* op, SyncKind kind) {
+  if (t_quiet > 0) return;
   const size_t n = g_count.load(std::memory_order_acquire);
-  for (size_t i = 0; i < n; ++i) g_listeners[i].load(std::memory_order_relaxed)(op);
+  for (size_t i = 0; i < n; ++i) g_listeners[i].load(std::memory_order_relaxed)(op, kind);
 }
+
+SyncPointScope::SyncPointScope(const char* op) {
+  hostSyncPoint(op);
+  ++t_quiet;
+}
+
+SyncPointScope::~SyncPointScope() { --t_quiet; }
 
 }  // namespace accel

@@ -9,8 +9,10 @@
 #include "aten/fallback.h"
 #include "core/device.h"
 #include "core/generator.h"
+#include "core/host_allocator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
+#include "core/sync_debug_mode.h"
 #include "core/sync_point.h"
 
 namespace py = pybind11;
@@ -36,34 +38,36 @@ py::dict deviceProperties(c10::DeviceIndex device) {
   return d;
 }
 
-py::list memorySnapshot(c10::DeviceIndex device) {
-  py::list segments;
-  for (const alloc::SegmentInfo& s : deviceCachingAllocator(device).snapshot()) {
-    py::dict seg;
-    seg["device"] = device;
-    seg["address"] = s.address;
-    seg["total_size"] = s.total_size;
-    seg["allocated_size"] = s.allocated_size;
-    seg["active_size"] = s.active_size;
-    seg["requested_size"] = s.requested_size;
-    seg["stream"] = s.stream;
-    seg["segment_type"] = s.is_large ? "large" : "small";
-    py::list blocks;
-    uintptr_t address = s.address;
-    for (const alloc::BlockInfo& b : s.blocks) {
-      py::dict blk;
-      blk["address"] = address;
-      blk["size"] = b.size;
-      blk["requested_size"] = b.requested_size;
-      blk["state"] = b.allocated ? "active_allocated"
-                                 : (b.active ? "active_pending_free" : "inactive");
-      blocks.append(blk);
-      address += b.size;
-    }
-    seg["blocks"] = blocks;
-    segments.append(seg);
-  }
-  return segments;
+// torch.cuda.host_memory_stats_as_nested_dict()'s layout.
+py::dict hostStatsDict() {
+  const HostStats s = hostStats();
+  auto stat = [](const HostStat& v) {
+    py::dict d;
+    d["current"] = v.current;
+    d["peak"] = v.peak;
+    d["allocated"] = v.allocated;
+    d["freed"] = v.freed;
+    return d;
+  };
+  auto time = [](const HostTimeStat& t) {
+    py::dict d;
+    d["total"] = t.total;
+    d["max"] = t.max;
+    d["min"] = t.min;
+    d["count"] = t.count;
+    d["avg"] = t.count > 0 ? t.total / t.count : 0;
+    return d;
+  };
+  py::dict out;
+  out["allocations"] = stat(s.allocations);
+  out["allocated_bytes"] = stat(s.allocated_bytes);
+  out["active_requests"] = stat(s.active_requests);
+  out["active_bytes"] = stat(s.active_bytes);
+  out["num_host_alloc"] = s.num_host_alloc;
+  out["num_host_free"] = s.num_host_free;
+  out["host_alloc_time"] = time(s.host_alloc_time);
+  out["host_free_time"] = time(s.host_free_time);
+  return out;
 }
 
 py::dict fallbackStatsDict() {
@@ -84,6 +88,8 @@ py::dict fallbackStatsDict() {
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
 void registerDistributed(py::module& m);      // distributed_bindings.cpp
 void registerGraphBindings(py::module& m);    // graph_bindings.cpp
+void registerMemorySnapshot(py::module& m);   // memory_snapshot.cpp
+void registerStorageSharing(py::module& m);   // storage_sharing.cpp
 
 }  // namespace accel
 
@@ -93,6 +99,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_driver_name", [] { return std::string(rt::driver().name()); });
   m.def("_cuda_plugin_built", &rt::cudaPluginBuilt);
   m.def("_cuda_plugin_status", &rt::cudaPluginStatus);
+  m.def("_cuda_arch_list", [] {
+    using ArchList = const char* (*)();
+    auto get = reinterpret_cast<ArchList>(rt::cudaPluginSymbol("accel_cuda_arch_list"));
+    return std::string(get != nullptr ? get() : "");
+  });
   m.def("_built_torch_version", [] { return std::string(TORCH_VERSION); });
   m.def("_device_count", [] { return static_cast<int>(deviceCount()); });
   m.def("_current_device", [] { return static_cast<int>(currentDevice()); });
@@ -101,7 +112,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_is_in_bad_fork", &rt::inBadFork);
   m.def("_synchronize", [](int d) {
     checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
-    hostSyncPoint("torch.accel.synchronize()");
+    hostSyncPoint("torch.accel.synchronize()", SyncKind::DeviceSynchronize);
     py::gil_scoped_release no_gil;
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(d), d);
   });
@@ -124,6 +135,31 @@ PYBIND11_MODULE(_C, m) {
     return py::make_tuple(s.id(), static_cast<int>(s.device_index()),
                           static_cast<int>(s.device_type()));
   });
+  m.def("_external_stream", [](uintptr_t native, int d) {
+    c10::Stream s = externalStream(static_cast<c10::DeviceIndex>(d), reinterpret_cast<void*>(native));
+    return py::make_tuple(s.id(), static_cast<int>(s.device_index()),
+                          static_cast<int>(s.device_type()));
+  });
+  m.def("_native_stream", [](int64_t id, int d) {
+    c10::Stream s = c10::Stream::unpack3(id, static_cast<c10::DeviceIndex>(d),
+                                         c10::DeviceType::PrivateUse1);
+    return reinterpret_cast<uintptr_t>(rt::driver().nativeStream(runtimeStream(s)));
+  });
+  m.def("_utilization", [](int d) {
+    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    int percent = 0;
+    const rt::Error err = rt::driver().deviceUtilization(d, &percent);
+    if (err == rt::Error::NotSupported) return -1;  // the Python side asks NVML
+    ACCEL_RT_CHECK(err, d);
+    return percent;
+  });
+  m.def("_can_device_access_peer", [](int d, int peer) {
+    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    checkDeviceIndex(static_cast<c10::DeviceIndex>(peer));
+    bool can = false;
+    ACCEL_RT_CHECK(rt::driver().deviceCanAccessPeer(d, peer, &can), d);
+    return can;
+  });
   m.def("_set_stream", [](int64_t id, int d, int type) {
     setCurrentStream(c10::Stream::unpack3(id, static_cast<c10::DeviceIndex>(d),
                                           static_cast<c10::DeviceType>(type)));
@@ -139,7 +175,45 @@ PYBIND11_MODULE(_C, m) {
                 ". Allowed range: 0~1");
     deviceCachingAllocator(static_cast<c10::DeviceIndex>(d)).setMemoryFraction(fraction);
   });
-  m.def("_memory_snapshot", [](int d) { return memorySnapshot(static_cast<c10::DeviceIndex>(d)); });
+  // caching_allocator_alloc / _delete: raw blocks, addresses as integers.
+  m.def("_raw_alloc", [](size_t size, int64_t stream_id, int d) {
+    const auto device = static_cast<c10::DeviceIndex>(d);
+    checkDeviceIndex(device);
+    c10::Stream stream = c10::Stream::unpack3(stream_id, device, c10::DeviceType::PrivateUse1);
+    try {
+      return reinterpret_cast<uintptr_t>(
+          deviceCachingAllocator(device).malloc(size, runtimeStream(stream)));
+    } catch (const alloc::OutOfMemory& e) {
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "accel out of memory. ", e.what());
+    }
+  });
+  m.def("_raw_delete", [](uintptr_t address) {
+    void* ptr = reinterpret_cast<void*>(address);
+    const int d = rt::driver().pointerDevice(ptr);
+    TORCH_CHECK(d >= 0, "caching_allocator_delete: ", ptr, " is not accel device memory");
+    try {
+      deviceCachingAllocator(static_cast<c10::DeviceIndex>(d)).free(ptr);
+    } catch (const std::invalid_argument&) {
+      TORCH_CHECK(false, "caching_allocator_delete: ", ptr,
+                  " is not a block from caching_allocator_alloc");
+    }
+  });
+  m.def("_host_memory_stats", &hostStatsDict);
+  m.def("_reset_accumulated_host_memory_stats", &resetAccumulatedHostStats);
+  m.def("_reset_peak_host_memory_stats", &resetPeakHostStats);
+  m.def("_empty_host_cache", [] {
+    py::gil_scoped_release no_gil;
+    emptyHostCache();
+  });
+  m.def("_set_caching_enabled", [](bool enabled) {
+    for (c10::DeviceIndex d = 0; d < deviceCount(); ++d) {
+      deviceCachingAllocator(d).setCachingEnabled(enabled);
+    }
+  });
+  m.def("_caching_enabled", [] { return deviceCachingAllocator(0).cachingEnabled(); });
+  m.def("_memory_fraction", [](int d) {
+    return deviceCachingAllocator(static_cast<c10::DeviceIndex>(d)).memoryFraction();
+  });
 
   // Random numbers.
   m.def("_default_generator", [](int d) {
@@ -165,7 +239,13 @@ PYBIND11_MODULE(_C, m) {
     return "warn";
   });
 
+  // Sync debug mode (0 off, 1 warn, 2 error).
+  m.def("_set_sync_debug_mode", &setSyncDebugMode);
+  m.def("_sync_debug_mode", &syncDebugMode);
+
   registerInductorSupport(m);
   registerDistributed(m);
   registerGraphBindings(m);
+  registerMemorySnapshot(m);
+  registerStorageSharing(m);
 }

@@ -67,6 +67,13 @@ using HostFn = void (*)(void* user_data);
 // (CUDA's cudaStreamCaptureMode, same values). The host driver refuses them on capturing
 // streams in every mode; the torch layer applies the mode to its own synchronising ops.
 enum class CaptureMode : int { Global = 0, ThreadLocal = 1, Relaxed = 2 };
+// Names a driver allocation for another process (interprocess sharing, as cudaIpcMemHandle).
+struct IpcMemHandle {
+  int fd = -1;          // host driver: the allocation's memfd (the driver's; the receiver maps it)
+  size_t size = 0;      // the allocation's size in bytes (the host driver maps that much)
+  uint64_t id = 0;      // the same for every handle of one allocation, in every process
+  char bytes[64] = {};  // CUDA driver: the cudaIpcMemHandle_t
+};
 
 // While alive, host code may read and write device memory in place (see Driver::hostAccess).
 class HostAccessScope {
@@ -113,6 +120,30 @@ class Driver {
   virtual Error launchHostFunc(Stream stream, HostFn fn, void* user_data) = 0;
   // The native handle a kernel build launches on (the host Stream itself, or cudaStream_t).
   virtual void* nativeStream(Stream stream) = 0;
+  // The Stream for a native handle made elsewhere (torch.accel.ExternalStream): one of the
+  // host driver's streams, or a cudaStream_t of `device`. It does not own the handle and
+  // stays valid while the handle does. InvalidValue for a handle the driver does not know.
+  virtual Error streamFromNative(int device, void* native, Stream* stream) {
+    return Error::NotSupported;
+  }
+
+  // Interprocess sharing. ipcGetMemHandle names the allocation that starts at `base` (a
+  // pointer malloc returned); another process's ipcOpenMemHandle maps it on `device` and
+  // returns its own pointer to it, which ipcCloseMemHandle unmaps. NotSupported when the
+  // allocation cannot be shared.
+  virtual Error ipcGetMemHandle(void* base, IpcMemHandle* handle) { return Error::NotSupported; }
+  virtual Error ipcOpenMemHandle(int device, const IpcMemHandle& handle, void** ptr) {
+    return Error::NotSupported;
+  }
+  virtual Error ipcCloseMemHandle(void* ptr) { return Error::NotSupported; }
+
+  // Percent of about the last second during which the device was running work.
+  virtual Error deviceUtilization(int device, int* percent) { return Error::NotSupported; }
+
+  // Whether `device` can read and write `peer`'s memory directly.
+  virtual Error deviceCanAccessPeer(int device, int peer, bool* can_access) {
+    return Error::NotSupported;
+  }
 
   // Graph capture, as CUDA stream capture. Between begin and end, the work queued on `stream`
   // is recorded instead of run, and so is the work of every stream that joins the capture by
@@ -147,6 +178,10 @@ class Driver {
   // The record kernels on `device` write an input error into (device-accessible memory, see
   // device_error.h); the driver turns it into the failure of the next synchronisation.
   virtual DeviceErrorRecord* deviceErrorRecord(int device) = 0;
+  // How many work items (kernels, copies, memsets) the calling thread has queued so far, on
+  // any stream: profilers tell the operations that launched work from those that did not.
+  // False from a driver that does not count.
+  virtual bool threadWorkCount(uint64_t* count) { return false; }
 
   // Takes and clears the sticky error of work that failed asynchronously on `device`.
   virtual Error getLastError(int device) = 0;

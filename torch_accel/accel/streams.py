@@ -16,6 +16,30 @@ class Stream(torch.Stream):
         index = _get_device_index(device, optional=True)
         return super().__new__(cls, device=torch.device("accel", index), priority=priority)
 
+    @property
+    def accel_stream(self) -> int:
+        """The native handle (torch.cuda.Stream.cuda_stream's counterpart): what
+        ExternalStream takes."""
+        return _C._native_stream(self.stream_id, self.device_index)
+
+
+class ExternalStream(Stream):
+    """A stream made outside torch, from its native handle (a host driver stream, or a
+    ``cudaStream_t`` on the CUDA driver), as ``torch.cuda.ExternalStream``. The caller keeps
+    the handle alive while the stream is used."""
+
+    def __new__(cls, stream_ptr: int, device=None, **kwargs):
+        index = _get_device_index(device, optional=True)
+        stream_id, device_index, device_type = _C._external_stream(int(stream_ptr), index)
+        return super().__new__(
+            cls, stream_id=stream_id, device_index=device_index, device_type=device_type
+        )
+
+
+def get_stream_from_external(data_ptr: int, device=None) -> Stream:
+    """The accel stream for a native stream handle made elsewhere."""
+    return ExternalStream(data_ptr, device)
+
 
 class _EventMeta(type):
     def __instancecheck__(cls, obj):
@@ -56,8 +80,9 @@ def set_stream(stream: torch.Stream) -> None:
     _C._set_stream(stream.stream_id, stream.device_index, stream.device_type)
 
 
-class stream:
-    """Context manager that makes ``stream`` current on its device, then restores."""
+class StreamContext:
+    """Context manager that makes ``stream`` current on its device, then restores (what
+    ``torch.accel.stream(s)`` returns)."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -74,3 +99,8 @@ class stream:
         if self.stream is not None:
             set_stream(self.prev)
         return False
+
+
+def stream(stream) -> StreamContext:
+    """``with torch.accel.stream(s):`` queues the block's work on ``s``."""
+    return StreamContext(stream)

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,55 @@ class CudaDriver final : public Driver {
         cudaGraphDebugDotPrint(cast(graph)->graph, path, cudaGraphDebugDotFlagsVerbose));
   }
 
+  // The wrapper lives as long as the process: torch.cuda's external streams do the same.
+  Error streamFromNative(int device, void* native, Stream* stream) override {
+    if (stream == nullptr) return Error::InvalidValue;
+    auto handle = static_cast<cudaStream_t>(native);
+    if (handle == nullptr) {  // the legacy default stream
+      *stream = defaultStream(device);
+      return *stream == nullptr ? Error::InvalidDevice : Error::Success;
+    }
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    int priority = 0;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaStreamGetPriority(handle, &priority));
+    *stream = reinterpret_cast<Stream>(new CudaStream{handle, device, priority});
+    return Error::Success;
+  }
+
+  Error ipcGetMemHandle(void* base, IpcMemHandle* handle) override {
+    if (handle == nullptr) return Error::InvalidValue;
+    *handle = IpcMemHandle{};
+    cudaIpcMemHandle_t h;
+    static_assert(sizeof(h) <= sizeof(handle->bytes), "cudaIpcMemHandle_t does not fit");
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaIpcGetMemHandle(&h, base));
+    std::memcpy(handle->bytes, &h, sizeof(h));
+    // The handle's bytes identify the allocation in every process (FNV-1a of them).
+    uint64_t id = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof(h); ++i) {
+      id = (id ^ static_cast<unsigned char>(handle->bytes[i])) * 1099511628211ull;
+    }
+    handle->id = id;
+    return Error::Success;
+  }
+
+  Error ipcOpenMemHandle(int device, const IpcMemHandle& handle, void** ptr) override {
+    if (ptr == nullptr) return Error::InvalidValue;
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handle.bytes, sizeof(h));
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    return ACCEL_CUDA(cudaIpcOpenMemHandle(ptr, h, cudaIpcMemLazyEnablePeerAccess));
+  }
+
+  Error ipcCloseMemHandle(void* ptr) override { return ACCEL_CUDA(cudaIpcCloseMemHandle(ptr)); }
+
+  Error deviceCanAccessPeer(int device, int peer, bool* can_access) override {
+    if (can_access == nullptr) return Error::InvalidValue;
+    int can = 0;
+    ACCEL_CUDA_RETURN_IF_ERROR(cudaDeviceCanAccessPeer(&can, device, peer));
+    *can_access = can != 0;
+    return Error::Success;
+  }
+
   Error eventCreate(int device, Event* event, unsigned flags) override {
     if (event == nullptr) return Error::InvalidValue;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
@@ -416,3 +466,6 @@ extern "C" accel::rt::Driver* accel_cuda_driver() {
 }
 
 extern "C" const char* accel_cuda_status() { return accel::rt::status_message.c_str(); }
+
+// The CUDA architectures the plugin's kernels were compiled for ("80 90").
+extern "C" const char* accel_cuda_arch_list() { return ACCEL_CUDA_ARCH_LIST; }

@@ -47,6 +47,9 @@ struct EventImpl {
     host::CaptureMark captured;  // set when the last record was made in a capture
   };
   std::shared_ptr<State> state_ = std::make_shared<State>();
+
+  // Marks generation `generation` of `state` reached, now.
+  static void complete(const std::shared_ptr<State>& state, uint64_t generation);
 };
 
 }  // namespace accel::rt

@@ -1,5 +1,7 @@
 #include "runtime/host/host_driver.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,12 +13,14 @@
 
 #include "runtime/fork.h"
 #include "runtime/host/capture.h"
+#include "runtime/host/busy_clock.h"
 #include "runtime/host/device_access.h"
 #include "runtime/host/event.h"
 #include "runtime/host/fault.h"
 #include "runtime/host/memory.h"
 #include "runtime/host/stream.h"
 #include "runtime/host/sticky_error.h"
+#include "runtime/host/work_count.h"
 
 namespace accel::rt::host {
 namespace {
@@ -151,6 +155,7 @@ class HostDriver final : public Driver {
       return Error::InvalidValue;
     }
     if (processFaults().inject(FaultSite::Memcpy)) return Error::LaunchFailure;
+    noteWorkQueued();
     return stream->submit([=] { std::memcpy(dst, src, bytes); }, bytes <= kShortCopyBytes);
   }
 
@@ -158,6 +163,7 @@ class HostDriver final : public Driver {
     if (stream == nullptr) return Error::InvalidValue;
     if (bytes == 0) return Error::Success;
     if (dst == nullptr || !memory_.contains(dst, bytes)) return Error::InvalidValue;
+    noteWorkQueued();
     return stream->submit([=] { std::memset(dst, value, bytes); }, bytes <= kShortCopyBytes);
   }
 
@@ -279,6 +285,61 @@ class HostDriver final : public Driver {
     return std::fclose(f) == 0 ? Error::Success : Error::InvalidValue;
   }
 
+  Error streamFromNative(int device, void* native, Stream* stream) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (stream == nullptr) return Error::InvalidValue;
+    Device& d = *devices_[device];
+    if (native == &d.default_stream) {
+      *stream = &d.default_stream;
+      return Error::Success;
+    }
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (const auto& s : d.streams) {
+      if (s.get() == native) {
+        *stream = s.get();
+        return Error::Success;
+      }
+    }
+    return Error::InvalidValue;
+  }
+
+  Error ipcGetMemHandle(void* base, IpcMemHandle* handle) override {
+    if (handle == nullptr) return Error::InvalidValue;
+    *handle = IpcMemHandle{};
+    if (Error e = memory_.sharedFile(base, &handle->fd, &handle->size); e != Error::Success) {
+      return e;
+    }
+    struct stat st {};
+    if (fstat(handle->fd, &st) != 0) return Error::Unknown;
+    handle->id = static_cast<uint64_t>(st.st_ino);  // unique among the memfds alive
+    return Error::Success;
+  }
+
+  Error ipcOpenMemHandle(int device, const IpcMemHandle& handle, void** ptr) override {
+    return memory_.import(device, handle.fd, handle.size, ptr);
+  }
+
+  Error ipcCloseMemHandle(void* ptr) override {
+    // Work queued by this process may still use the memory.
+    for (int d = 0; d < config_.devices; ++d) drainAll(d);
+    return memory_.closeImported(ptr);
+  }
+
+  Error deviceUtilization(int device, int* percent) override {
+    if (!valid(device)) return Error::InvalidDevice;
+    if (percent == nullptr) return Error::InvalidValue;
+    *percent = busyClock(device).utilization(std::chrono::seconds(1));
+    return Error::Success;
+  }
+
+  // Every simulated device lives in the same host memory.
+  Error deviceCanAccessPeer(int device, int peer, bool* can_access) override {
+    if (!valid(device) || !valid(peer)) return Error::InvalidDevice;
+    if (can_access == nullptr) return Error::InvalidValue;
+    *can_access = true;
+    return Error::Success;
+  }
+
   Error eventCreate(int device, Event* event, unsigned flags) override {
     if (!valid(device)) return Error::InvalidDevice;
     if (event == nullptr) return Error::InvalidValue;
@@ -309,6 +370,11 @@ class HostDriver final : public Driver {
   Error eventElapsedTime(float* ms, Event start, Event end) override {
     if (ms == nullptr || start == nullptr || end == nullptr) return Error::InvalidValue;
     return EventImpl::elapsed(ms, *start, *end);
+  }
+
+  bool threadWorkCount(uint64_t* count) override {
+    *count = t_work_queued;
+    return true;
   }
 
   Error getLastError(int device) override {

@@ -2,12 +2,14 @@
 
 #include "runtime/host/fault.h"
 #include "runtime/host/stream.h"
+#include "runtime/host/work_count.h"
 
 namespace accel::rt::host {
 
 Error enqueue(Stream stream, std::function<void()> work) {
   if (stream == nullptr || !work) return Error::InvalidValue;
   if (processFaults().inject(FaultSite::Launch)) return Error::LaunchFailure;
+  noteWorkQueued();
   return stream->enqueue(std::move(work));
 }
 
@@ -23,6 +25,7 @@ bool runIfIdle(Stream stream, void (*fn)(void*), void* context, Error* result) {
     return true;
   }
   *result = Error::Success;
+  noteWorkQueued();  // inline or queued (detail::queue), it is one work item
   return stream->runInlineIfIdle(fn, context);
 }
 

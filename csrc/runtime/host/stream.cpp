@@ -5,6 +5,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/fork.h"
+#include "runtime/host/busy_clock.h"
 #include "runtime/host/device_access.h"
 
 namespace accel::rt {
@@ -90,6 +91,7 @@ void StreamImpl::leaveCapture(const host::Capture* capture) {
 
 bool StreamImpl::run(InlineFn fn, void* context) {
   host::DeviceAccess access;
+  host::BusyScope busy(device);
   try {
     fn(context);
     return true;
