@@ -101,14 +101,14 @@ def test_logical_bitwise_nan_to_num():
     no_fallback()
 
 
-BINARY = ["pow", "maximum", "minimum", "remainder", "fmod", "atan2"]
+BINARY = ["pow", "maximum", "minimum", "remainder", "fmod", "atan2", "hypot"]
 
 
 @pytest.mark.parametrize("name", BINARY)
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
 def test_binary_broadcast(name, dtype):
-    if name == "atan2" and not dtype.is_floating_point:
-        pytest.skip("atan2 promotes")
+    if name in ("atan2", "hypot") and not dtype.is_floating_point:
+        pytest.skip(f"{name} has no integer kernel")
     x = sample(dtype, (4, 1, 5))
     y = sample(dtype, (3, 5))
     if name == "pow":
@@ -124,6 +124,21 @@ def test_binary_broadcast(name, dtype):
         dtype,
     )
     no_fallback()
+
+
+def test_hypot_forms_and_integer_error():
+    x, y = torch.randn(6, 5) * 3, torch.randn(6, 5)
+    a, b = x.to("accel"), y.to("accel")
+    out = torch.empty(6, 5, device="accel")
+    torch.hypot(a, b, out=out)
+    close(out, torch.hypot(x, y))
+    a.hypot_(b)
+    close(a, torch.hypot(x, y))
+    close(torch.hypot(b.half(), b.t().t().float()), torch.hypot(y.half(), y))
+    no_fallback()
+    for t in (torch.arange(3), torch.arange(3).to("accel")):
+        with pytest.raises(NotImplementedError, match="hypot"):
+            torch.hypot(t, t)
 
 
 def test_binary_scalars_and_modes():

@@ -54,10 +54,15 @@ bool nativeTypes(const A& a, const B& b) {
   return ok(a) && ok(b) && kernelSupports(at::result_type(a, b));
 }
 
-// The result dtype: result_type, made floating for atan2; bitwise ops need integral inputs.
+// The result dtype: result_type, made floating for atan2; hypot needs floating inputs and the
+// bitwise ops integral ones.
 c10::ScalarType typeOf(kernels::BinaryOp op, const at::Tensor& a, const at::Tensor& b) {
   c10::ScalarType t = at::result_type(a, b);
   if (op == BinaryOp::Atan2) t = floatingOf(t);
+  if (op == BinaryOp::Hypot) {  // as CPU: no integer kernel, no promotion
+    TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(t), "\"hypot_cpu\" not implemented for '",
+                                t, "'");
+  }
   if (op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor)
     TORCH_CHECK(c10::isIntegralType(t, /*includeBool=*/true),
                 "\"bitwise_cpu\" not implemented for '", t, "'");
@@ -148,6 +153,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::Fmod>>(m, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out");
   registerForms<Math<BinaryOp::Fmod, Tensor, Scalar>>(m, "fmod.Scalar", nullptr, nullptr);
   registerForms<Math<BinaryOp::Atan2>>(m, "atan2", "atan2_", "atan2.out");
+  registerForms<Math<BinaryOp::Hypot>>(m, "hypot", "hypot_", "hypot.out");
   registerForms<Math<BinaryOp::BitwiseAnd>>(m, "bitwise_and.Tensor", "bitwise_and_.Tensor",
                                             "bitwise_and.Tensor_out");
   registerForms<Math<BinaryOp::BitwiseOr>>(m, "bitwise_or.Tensor", "bitwise_or_.Tensor",

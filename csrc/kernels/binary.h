@@ -20,7 +20,7 @@ namespace accel::kernels {
 // (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in the output dtype.
 enum class BinaryOp : int {
   Add, Sub, Mul, Div,
-  DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2,
+  DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2, Hypot,
   BitwiseAnd, BitwiseOr, BitwiseXor,
   Lerp,  // a + alpha * (b - a), alpha the weight (a tensor weight is TernaryOp::Lerp)
   // Backward of activations: a is the incoming gradient, b the forward input (or output).
@@ -80,6 +80,7 @@ ACCEL_BINARY_FUNCTOR(BitwiseAndOp, static_cast<T>(a & b))
 ACCEL_BINARY_FUNCTOR(BitwiseOrOp, static_cast<T>(a | b))
 ACCEL_BINARY_FUNCTOR(BitwiseXorOp, static_cast<T>(a ^ b))
 ACCEL_BINARY_FUNCTOR(Atan2Op, std::atan2(a, b))
+ACCEL_BINARY_FUNCTOR(HypotOp, std::hypot(a, b))
 ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a * (T(1) - b * b))
 ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a * (T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR
@@ -258,6 +259,7 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
     } else {
       switch (op) {
         case BinaryOp::Atan2: return f(Atan2Op<T>{});
+        case BinaryOp::Hypot: return f(HypotOp<T>{});
         case BinaryOp::Lerp: return f(LerpScalarOp<T>{scalarAs<T>(arg)});
         case BinaryOp::GeluBackward: return f(GeluBackwardOp<T>{});
         case BinaryOp::GeluTanhBackward: return f(GeluTanhBackwardOp<T>{});
