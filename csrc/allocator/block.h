@@ -19,13 +19,13 @@ struct PrivatePool;
 struct Block {
   char* ptr = nullptr;
   size_t size = 0;
-  size_t requested_size = 0;   // what the user asked for, while allocated
+  size_t requested_size = 0;    // what the user asked for, while allocated
   rt::Stream stream = nullptr;  // the allocation stream; every block of a segment shares it
   bool is_small = false;        // which pool the segment belongs to
   PrivatePool* pool = nullptr;  // the segment's private pool, or null for the shared pools
   bool allocated = false;
-  int event_count = 0;          // record_stream events still pending after free
-  Block* prev = nullptr;        // neighbours in the same segment, in address order
+  int event_count = 0;    // record_stream events still pending after free
+  Block* prev = nullptr;  // neighbours in the same segment, in address order
   Block* next = nullptr;
   std::vector<rt::Stream> stream_uses;  // record_stream streams other than `stream`
   // While memory history is recorded: where the block, and (on a segment's first block) the

@@ -307,13 +307,13 @@ struct CachingAllocator::Impl {
     }
     const std::string dev = "accel:" + std::to_string(device);
     std::ostringstream msg;
-    msg << dev << " out of memory. Tried to allocate " << formatSize(rounded) << ". Device "
-        << dev << " has a total capacity of " << formatSize(total) << " of which "
+    msg << dev << " out of memory. Tried to allocate " << formatSize(rounded) << ". Device " << dev
+        << " has a total capacity of " << formatSize(total) << " of which "
         << formatSize(free_bytes) << " is free. ";
     if (config.memory_fraction < 1.0) {
       const auto allowed = static_cast<size_t>(config.memory_fraction * total);
-      msg << "The allocator may reserve " << formatSize(allowed)
-          << " (memory fraction " << config.memory_fraction << "). ";
+      msg << "The allocator may reserve " << formatSize(allowed) << " (memory fraction "
+          << config.memory_fraction << "). ";
     }
     msg << "Of the allocated memory " << formatSize(allocated_bytes)
         << " is allocated by the allocator, and " << formatSize(unallocated)
@@ -474,7 +474,8 @@ struct CachingAllocator::Impl {
     check(driver.deviceSynchronize(device), "deviceSynchronize");
     std::vector<FreeBlocks*> pools = {&small_blocks, &large_blocks};
     for (auto& [id, pool] : private_pools) {
-      if (pool->use_count == 0) pools.insert(pools.end(), {&pool->small_blocks, &pool->large_blocks});
+      if (pool->use_count == 0)
+        pools.insert(pools.end(), {&pool->small_blocks, &pool->large_blocks});
     }
     for (FreeBlocks* pool : pools) {
       for (auto it = pool->begin(); it != pool->end();) {
@@ -518,8 +519,8 @@ struct CachingAllocator::Impl {
     for (const auto& route : routes) {
       if (route.first == id) {
         throw std::invalid_argument("beginAllocateToPool: already routing to pool (" +
-                                    std::to_string(id.first) + ", " +
-                                    std::to_string(id.second) + ")");
+                                    std::to_string(id.first) + ", " + std::to_string(id.second) +
+                                    ")");
       }
     }
     createOrIncrefPool(id);
@@ -702,10 +703,9 @@ namespace {
 
 template <typename Fn>
 void forEachStat(DeviceStats& stats, Fn fn) {
-  for (StatArray* array :
-       {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
-        &stats.allocated_bytes, &stats.reserved_bytes, &stats.active_bytes,
-        &stats.inactive_split_bytes, &stats.requested_bytes}) {
+  for (StatArray* array : {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
+                           &stats.allocated_bytes, &stats.reserved_bytes, &stats.active_bytes,
+                           &stats.inactive_split_bytes, &stats.requested_bytes}) {
     for (Stat& stat : *array) fn(stat);
   }
   fn(stats.oversize_allocations);

@@ -50,21 +50,21 @@ using StatArray = std::array<Stat, kNumStatTypes>;
 
 // Mirrors c10::CachingDeviceAllocator::DeviceStats field by field.
 struct DeviceStats {
-  StatArray allocation;             // malloc calls
-  StatArray segment;                // device mallocs held
-  StatArray active;                 // blocks in use (allocated or awaiting events)
-  StatArray inactive_split;         // free blocks that are part of a split segment
+  StatArray allocation;      // malloc calls
+  StatArray segment;         // device mallocs held
+  StatArray active;          // blocks in use (allocated or awaiting events)
+  StatArray inactive_split;  // free blocks that are part of a split segment
   StatArray allocated_bytes;
   StatArray reserved_bytes;
   StatArray active_bytes;
   StatArray inactive_split_bytes;
-  StatArray requested_bytes;        // bytes asked for, before rounding
-  int64_t num_alloc_retries = 0;    // times the cache was freed and the malloc retried
+  StatArray requested_bytes;      // bytes asked for, before rounding
+  int64_t num_alloc_retries = 0;  // times the cache was freed and the malloc retried
   int64_t num_ooms = 0;
   int64_t num_sync_all_streams = 0;
   int64_t num_device_alloc = 0;
   int64_t num_device_free = 0;
-  Stat oversize_allocations;        // allocations above max_split_size
+  Stat oversize_allocations;  // allocations above max_split_size
   Stat oversize_segments;
   int64_t max_split_size = 0;
 };
@@ -72,8 +72,8 @@ struct DeviceStats {
 struct BlockInfo {
   size_t size = 0;
   size_t requested_size = 0;
-  bool allocated = false;  // handed out to a user
-  bool active = false;     // allocated, or freed but waiting for stream events
+  bool allocated = false;         // handed out to a user
+  bool active = false;            // allocated, or freed but waiting for stream events
   std::shared_ptr<void> context;  // where it was allocated, while history is recorded
 };
 
@@ -94,19 +94,19 @@ struct SegmentInfo {
 struct TraceEntry {
   enum Action { kAlloc, kFreeRequested, kFreeCompleted, kSegmentAlloc, kSegmentFree, kOom };
   Action action = kAlloc;
-  uintptr_t addr = 0;    // for kOom: the bytes the device still had free
-  size_t size = 0;       // the requested size (segments: their size)
+  uintptr_t addr = 0;  // for kOom: the bytes the device still had free
+  size_t size = 0;     // the requested size (segments: their size)
   uintptr_t stream = 0;
-  int64_t time_us = 0;   // Unix time
+  int64_t time_us = 0;  // Unix time
   std::shared_ptr<void> context;
 };
 
 // What the history records. The recorder runs on the allocating thread, outside the
 // allocator's lock (it may take other locks, the GIL among them).
 struct HistoryConfig {
-  bool enabled = false;         // contexts of live blocks and segments
-  bool trace = false;           // and the trace of actions
-  bool trace_contexts = false;  // trace entries of allocations carry their context
+  bool enabled = false;              // contexts of live blocks and segments
+  bool trace = false;                // and the trace of actions
+  bool trace_contexts = false;       // trace entries of allocations carry their context
   bool trace_free_contexts = false;  // and those of frees too
   size_t max_entries = SIZE_MAX;     // the trace keeps the newest ones
   std::function<std::shared_ptr<void>()> recorder;  // null: no contexts, only actions
@@ -187,10 +187,10 @@ class CachingAllocator {
 
   // Sizes, as in CUDACachingAllocator.
   static constexpr size_t kMinBlockSize = 512;
-  static constexpr size_t kSmallSize = 1 << 20;         // largest "small" request
-  static constexpr size_t kSmallBuffer = 2 << 20;       // small-pool segment
-  static constexpr size_t kLargeBuffer = 20 << 20;      // large-pool segment below 10 MiB
-  static constexpr size_t kMinLargeAlloc = 10 << 20;    // above: round to 2 MiB
+  static constexpr size_t kSmallSize = 1 << 20;       // largest "small" request
+  static constexpr size_t kSmallBuffer = 2 << 20;     // small-pool segment
+  static constexpr size_t kLargeBuffer = 20 << 20;    // large-pool segment below 10 MiB
+  static constexpr size_t kMinLargeAlloc = 10 << 20;  // above: round to 2 MiB
   static constexpr size_t kRoundLarge = 2 << 20;
   static size_t roundSize(size_t size);
   static size_t segmentSize(size_t rounded);

@@ -20,8 +20,8 @@ namespace {
 
 using kernels::BinaryOp;
 
-at::Tensor binaryTyped(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
-                       const at::Tensor& out, c10::ScalarType t, const c10::Scalar& arg = 0) {
+at::Tensor binaryTyped(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
+                       c10::ScalarType t, const c10::Scalar& arg = 0) {
   const c10::Device device = commonDevice({a, b}, "binary op");
   const kernels::Scalar karg = toKernelScalar(arg);
   if (isHostScalar(b) && !isHostScalar(a) && op != BinaryOp::ThresholdBackward &&
@@ -33,9 +33,10 @@ at::Tensor binaryTyped(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
     });
   }
   at::Tensor x = asComputeInput(a, t, device), y = asComputeInput(b, t, device);
-  return runElementwise(out, t, {x, y}, [op, karg](const kernels::ElementwiseDesc& d, rt::Stream s) {
-    return kernels::binaryTable().binary(op, d, karg, s);
-  });
+  return runElementwise(out, t, {x, y},
+                        [op, karg](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::binaryTable().binary(op, d, karg, s);
+                        });
 }
 
 // Python numbers become wrapped scalars, as PyTorch's Scalar overloads do.
@@ -60,8 +61,8 @@ c10::ScalarType typeOf(kernels::BinaryOp op, const at::Tensor& a, const at::Tens
   c10::ScalarType t = at::result_type(a, b);
   if (op == BinaryOp::Atan2) t = floatingOf(t);
   if (op == BinaryOp::Hypot) {  // as CPU: no integer kernel, no promotion
-    TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(t), "\"hypot_cpu\" not implemented for '",
-                                t, "'");
+    TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(t), "\"hypot_cpu\" not implemented for '", t,
+                                "'");
   }
   if (op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor)
     TORCH_CHECK(c10::isIntegralType(t, /*includeBool=*/true),
@@ -81,8 +82,7 @@ struct Math {
 
 // --- div with rounding_mode -------------------------------------------------------------
 struct DivMode {
-  static bool native(const at::Tensor& a, const at::Tensor& b,
-                     c10::optional<c10::string_view>) {
+  static bool native(const at::Tensor& a, const at::Tensor& b, c10::optional<c10::string_view>) {
     return nativeTypes(a, b);
   }
   static at::Tensor compute(const at::Tensor& a, const at::Tensor& b,
@@ -113,8 +113,8 @@ struct GeluBackward {
   static bool native(const at::Tensor& g, const at::Tensor& x, c10::string_view) {
     return nativeTypes(g, x);
   }
-  static at::Tensor compute(const at::Tensor& g, const at::Tensor& x,
-                            c10::string_view approximate, const Output& out) {
+  static at::Tensor compute(const at::Tensor& g, const at::Tensor& x, c10::string_view approximate,
+                            const Output& out) {
     const BinaryOp op = approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward;
     return binaryTyped(op, g, x, out.tensor(), at::result_type(g, x));
   }
@@ -126,8 +126,7 @@ struct ThresholdBackward {
   }
   static at::Tensor compute(const at::Tensor& g, const at::Tensor& x, const c10::Scalar& th,
                             const Output& out) {
-    return binaryTyped(BinaryOp::ThresholdBackward, g, x, out.tensor(), at::result_type(g, x),
-                       th);
+    return binaryTyped(BinaryOp::ThresholdBackward, g, x, out.tensor(), at::result_type(g, x), th);
   }
 };
 
@@ -148,8 +147,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::Minimum>>(m, "minimum", nullptr, "minimum.out");
   registerForms<Math<BinaryOp::Remainder>>(m, "remainder.Tensor", "remainder_.Tensor",
                                            "remainder.Tensor_out");
-  registerForms<Math<BinaryOp::Remainder, Tensor, Scalar>>(m, "remainder.Scalar", nullptr,
-                                                           nullptr);
+  registerForms<Math<BinaryOp::Remainder, Tensor, Scalar>>(m, "remainder.Scalar", nullptr, nullptr);
   registerForms<Math<BinaryOp::Fmod>>(m, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out");
   registerForms<Math<BinaryOp::Fmod, Tensor, Scalar>>(m, "fmod.Scalar", nullptr, nullptr);
   registerForms<Math<BinaryOp::Atan2>>(m, "atan2", "atan2_", "atan2.out");

@@ -39,8 +39,8 @@ const char* opName(BinaryOp op) {
 }
 
 // out = a op (alpha * b). `out` may be undefined (allocated here) or a given/in-place output.
-at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
-                  const c10::Scalar& alpha, at::Tensor out) {
+at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+                  at::Tensor out) {
   c10::ScalarType common = resultType(op, a, b);
   TORCH_CHECK(!(op == BinaryOp::Sub && common == c10::kBool),
               "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -59,7 +59,8 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
 
   // A Python scalar on the left (mul_.Scalar calls mul.out(scalar, self)) is filled on the
   // device: kernels never read host memory.
-  const at::Tensor lhs = isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
+  const at::Tensor lhs =
+      isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true).check_all_same_dtype(false);
   at::Tensor undefined;
@@ -78,8 +79,9 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
       rhs = c10::isIntegralType(common, true) ? c10::Scalar(rhs.toLong() * alpha.toLong())
                                               : c10::Scalar(rhs.toDouble() * alpha.toDouble());
     }
-    ACCEL_RT_CHECK(kernels::binaryTable().binary_scalar(op, makeDesc(iter), toKernelScalar(rhs), stream),
-                   device);
+    ACCEL_RT_CHECK(
+        kernels::binaryTable().binary_scalar(op, makeDesc(iter), toKernelScalar(rhs), stream),
+        device);
   } else {
     ACCEL_RT_CHECK(kernels::binaryTable().binary(op, makeDesc(iter), toKernelScalar(alpha), stream),
                    device);

@@ -108,8 +108,8 @@ void checkDevices(const char* name, std::initializer_list<const at::Tensor*> ts)
   for (const at::Tensor* t : ts) {
     TORCH_CHECK(t->device() == first.device(),
                 "Expected all tensors to be on the same device, but found at least two devices, ",
-                first.device(), " and ", t->device(), "! (when checking argument in method ",
-                name, ")");
+                first.device(), " and ", t->device(), "! (when checking argument in method ", name,
+                ")");
   }
 }
 
@@ -183,12 +183,11 @@ struct Addmm {
                      const c10::Scalar&, const c10::Scalar&) {
     return nativeBlas({&self, &mat1, &mat2});
   }
-  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat1,
-                            const at::Tensor& mat2, const c10::Scalar& beta,
-                            const c10::Scalar& alpha, const Output& out) {
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                            const c10::Scalar& beta, const c10::Scalar& alpha, const Output& out) {
     checkDevices("addmm", {&self, &mat1, &mat2});
-    at::Tensor result =
-        addResult(out, at::meta::addmm(self, mat1, mat2, beta, alpha).sizes(), self, mat1, mat1, mat2);
+    at::Tensor result = addResult(out, at::meta::addmm(self, mat1, mat2, beta, alpha).sizes(), self,
+                                  mat1, mat1, mat2);
     c10::DeviceGuard guard(result.device());
     const bool in_place = self.is_same(result);
     at::Tensor self3 = in_place ? result.unsqueeze(0) : self.expand_as(result).unsqueeze(0);
@@ -207,8 +206,8 @@ struct Baddbmm {
                             const at::Tensor& batch2, const c10::Scalar& beta,
                             const c10::Scalar& alpha, const Output& out) {
     checkDevices("baddbmm", {&self, &batch1, &batch2});
-    at::Tensor result =
-        addResult(out, at::meta::baddbmm(self, batch1, batch2, beta, alpha).sizes(), self, batch1, batch1, batch2);
+    at::Tensor result = addResult(out, at::meta::baddbmm(self, batch1, batch2, beta, alpha).sizes(),
+                                  self, batch1, batch1, batch2);
     c10::DeviceGuard guard(result.device());
     const bool in_place = self.is_same(result);
     addInto(result, in_place ? result : self.expand_as(result), in_place, batch1, batch2, beta,
@@ -225,8 +224,7 @@ struct Addmv {
     return nativeBlas({&self, &mat, &vec});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                            const c10::Scalar& beta, const c10::Scalar& alpha,
-                            const Output& out) {
+                            const c10::Scalar& beta, const c10::Scalar& alpha, const Output& out) {
     checkDevices("addmv", {&self, &mat, &vec});
     at::Tensor result =
         addResult(out, at::meta::addmv(self, mat, vec, beta, alpha).sizes(), self, mat, mat, vec);
@@ -234,8 +232,7 @@ struct Addmv {
     at::Tensor out3 = result.view({1, result.size(0), 1});
     const bool in_place = self.is_same(result);
     at::Tensor self3 = in_place ? out3 : self.expand_as(result).view({1, result.size(0), 1});
-    addInto(out3, self3, in_place, mat.unsqueeze(0), vec.unsqueeze(0).unsqueeze(-1), beta,
-            alpha);
+    addInto(out3, self3, in_place, mat.unsqueeze(0), vec.unsqueeze(0).unsqueeze(-1), beta, alpha);
     return out.finish(result);
   }
 };

@@ -42,7 +42,6 @@ at::Tensor compare(CompareOp op, const at::Tensor& a, const at::Tensor& b, const
   });
 }
 
-
 bool nativeCompare(const at::Tensor& a, const at::Tensor& b) {
   return kernelSupports(a.scalar_type()) && kernelSupports(b.scalar_type()) &&
          kernelSupports(at::result_type(a, b));
@@ -66,11 +65,11 @@ struct CompareScalar {
   }
 };
 
-#define ACCEL_REGISTER_COMPARE(OP, NAME)                                                 \
-  registerForms<CompareTensor<CompareOp::OP>>(m, NAME ".Tensor", NAME "_.Tensor",        \
-                                               NAME ".Tensor_out");                      \
-  registerForms<CompareScalar<CompareOp::OP>>(m, NAME ".Scalar", NAME "_.Scalar",        \
-                                               NAME ".Scalar_out");
+#define ACCEL_REGISTER_COMPARE(OP, NAME)                                          \
+  registerForms<CompareTensor<CompareOp::OP>>(m, NAME ".Tensor", NAME "_.Tensor", \
+                                              NAME ".Tensor_out");                \
+  registerForms<CompareScalar<CompareOp::OP>>(m, NAME ".Scalar", NAME "_.Scalar", \
+                                              NAME ".Scalar_out");
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_COMPARE(Eq, "eq")

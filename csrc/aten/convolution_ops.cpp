@@ -14,8 +14,8 @@ namespace {
 // torch.compile, predicts from the same rule) is this format: results are returned in it.
 at::Tensor inAccelFormat(const at::Tensor& t, const at::Tensor& input, const at::Tensor& weight) {
   if (!t.defined()) return t;
-  auto format = at::native::_determine_backend_memory_format(
-      input, weight, at::native::ConvBackend::Overrideable);
+  auto format = at::native::_determine_backend_memory_format(input, weight,
+                                                             at::native::ConvBackend::Overrideable);
   return t.is_contiguous(format) ? t : t.contiguous(format);
 }
 
@@ -24,16 +24,15 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                        c10::IntArrayRef output_padding, int64_t groups) {
   static auto op = findOp("aten::convolution", "");
-  return inAccelFormat(fallbackCall<at::Tensor>(op, input, weight, bias, stride, padding,
-                                                dilation, transposed, output_padding, groups),
+  return inAccelFormat(fallbackCall<at::Tensor>(op, input, weight, bias, stride, padding, dilation,
+                                                transposed, output_padding, groups),
                        input, weight);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
-    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
-    bool transposed, c10::IntArrayRef output_padding, int64_t groups,
-    std::array<bool, 3> output_mask) {
+    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+    c10::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
   static auto op = findOp("aten::convolution_backward", "");
   // The bias gradient has one entry per output channel.
   int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);

@@ -29,7 +29,8 @@ at::Tensor asBits(const at::Tensor& t) {
     case 8: return t.view(at::kLong);
     case 16: return at::view_as_real(t);
   }
-  TORCH_CHECK(false, "accel: cannot copy elements of ", t.itemsize(), " bytes (", t.scalar_type(), ")");
+  TORCH_CHECK(false, "accel: cannot copy elements of ", t.itemsize(), " bytes (", t.scalar_type(),
+              ")");
 }
 
 // A view of the values as stored, without the lazy conjugate and negative bits.
@@ -40,8 +41,8 @@ at::Tensor storedValues(const at::Tensor& t) {
 
 // Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
 bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
-  return dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) &&
-         dst.is_contiguous() && src.is_contiguous();
+  return dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) && dst.is_contiguous() &&
+         src.is_contiguous();
 }
 
 // Pageable copies wait; pinned non_blocking copies mark their block in use by the stream
@@ -95,10 +96,9 @@ void copyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
       // No kernel for this dtype: move the bytes the view spans and rebuild it on the host.
       size_t span = at::detail::computeStorageNbytes(src.sizes(), src.strides(), src.itemsize());
       at::Tensor raw = at::empty({static_cast<int64_t>(span)}, dst.options().dtype(at::kByte));
-      ACCEL_RT_CHECK(
-          rt::driver().memcpyAsync(raw.data_ptr(), src.data_ptr(), span,
-                                   rt::MemcpyKind::DeviceToHost, stream),
-          device);
+      ACCEL_RT_CHECK(rt::driver().memcpyAsync(raw.data_ptr(), src.data_ptr(), span,
+                                              rt::MemcpyKind::DeviceToHost, stream),
+                     device);
       hostSyncPoint("aten::copy_ from accel to the CPU");
       ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
       at::Tensor view = at::empty({0}, dst.options().dtype(src.scalar_type()))

@@ -4,9 +4,7 @@
 
 namespace accel {
 
-bool kernelSupports(c10::ScalarType t) {
-  return kernels::isSupportedDType(static_cast<int>(t));
-}
+bool kernelSupports(c10::ScalarType t) { return kernels::isSupportedDType(static_cast<int>(t)); }
 
 kernels::DType toKernelDType(c10::ScalarType t) {
   TORCH_CHECK(kernelSupports(t), "accel kernels do not support dtype ", t);

@@ -27,8 +27,7 @@ at::Tensor wrappedScalar(const c10::Scalar& s);
 // or a host scalar, with PyTorch's message.
 c10::Device commonDevice(std::initializer_list<at::Tensor> ts, const char* op);
 
-using KernelLaunch = std::function<rt::Error(const kernels::ElementwiseDesc&,
-                                                      rt::Stream)>;
+using KernelLaunch = std::function<rt::Error(const kernels::ElementwiseDesc&, rt::Stream)>;
 
 // Runs `launch` over `inputs` (already in their kernel dtypes) into `out`: allocated with
 // `out_dtype` when undefined; resized when given; computed through a temporary when its dtype

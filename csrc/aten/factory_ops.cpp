@@ -15,50 +15,47 @@ namespace accel {
 namespace {
 
 struct ArangeOut {
-  static bool native(const c10::Scalar&, const c10::Scalar&, const c10::Scalar&,
-                     at::Tensor& out) {
+  static bool native(const c10::Scalar&, const c10::Scalar&, const c10::Scalar&, at::Tensor& out) {
     return kernelSupports(out.scalar_type()) && out.scalar_type() != at::kBool;
   }
-  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
-                       at::Tensor& out) {
-  // ATen's size rule: double arithmetic, except int64 outputs with integral bounds.
-  const double xs = start.toDouble(), xe = end.toDouble(), xst = step.toDouble();
-  TORCH_CHECK(xst > 0 || xst < 0, "step must be nonzero");
-  TORCH_CHECK(std::isfinite(xs) && std::isfinite(xe), "unsupported range: ", xs, " -> ", xe);
-  TORCH_CHECK(((xst > 0) && (xe >= xs)) || ((xst < 0) && (xe <= xs)),
-              "upper bound and larger bound inconsistent with step sign");
-  double size_d;
-  if (out.scalar_type() == at::kLong && start.isIntegral(false) && end.isIntegral(false) &&
-      step.isIntegral(false)) {
-    const int64_t s = start.toLong(), e = end.toLong(), st = step.toLong();
-    size_d = static_cast<double>((e - s + st - (st > 0 ? 1 : -1)) / st);
-  } else {
-    size_d = std::ceil((xe - xs) / xst);
+  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end,
+                             const c10::Scalar& step, at::Tensor& out) {
+    // ATen's size rule: double arithmetic, except int64 outputs with integral bounds.
+    const double xs = start.toDouble(), xe = end.toDouble(), xst = step.toDouble();
+    TORCH_CHECK(xst > 0 || xst < 0, "step must be nonzero");
+    TORCH_CHECK(std::isfinite(xs) && std::isfinite(xe), "unsupported range: ", xs, " -> ", xe);
+    TORCH_CHECK(((xst > 0) && (xe >= xs)) || ((xst < 0) && (xe <= xs)),
+                "upper bound and larger bound inconsistent with step sign");
+    double size_d;
+    if (out.scalar_type() == at::kLong && start.isIntegral(false) && end.isIntegral(false) &&
+        step.isIntegral(false)) {
+      const int64_t s = start.toLong(), e = end.toLong(), st = step.toLong();
+      size_d = static_cast<double>((e - s + st - (st > 0 ? 1 : -1)) / st);
+    } else {
+      size_d = std::ceil((xe - xs) / xst);
+    }
+    TORCH_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+                "invalid size, possible overflow?");
+    const auto size = static_cast<int64_t>(size_d);
+    if (out.numel() != size) out.resize_({size});
+    if (size == 0) return out;
+    kernels::ElementwiseDesc d;
+    d.ndim = 1;
+    d.numel = size;
+    d.sizes[0] = size;
+    d.noperands = 1;
+    d.op[0].data = static_cast<char*>(out.data_ptr());
+    d.op[0].dtype = toKernelDType(out.scalar_type());
+    d.op[0].strides[0] = out.stride(0) * out.element_size();
+    const int device = out.device().index();
+    ACCEL_RT_CHECK(kernels::indexTable().arange(d, toKernelScalar(start), toKernelScalar(step),
+                                                currentRuntimeStream(device)),
+                   device);
+    return out;
   }
-  TORCH_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
-              "invalid size, possible overflow?");
-  const auto size = static_cast<int64_t>(size_d);
-  if (out.numel() != size) out.resize_({size});
-  if (size == 0) return out;
-  kernels::ElementwiseDesc d;
-  d.ndim = 1;
-  d.numel = size;
-  d.sizes[0] = size;
-  d.noperands = 1;
-  d.op[0].data = static_cast<char*>(out.data_ptr());
-  d.op[0].dtype = toKernelDType(out.scalar_type());
-  d.op[0].strides[0] = out.stride(0) * out.element_size();
-  const int device = out.device().index();
-  ACCEL_RT_CHECK(kernels::indexTable().arange(d, toKernelScalar(start), toKernelScalar(step),
-                                              currentRuntimeStream(device)),
-                 device);
-  return out;
-}
 };
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  registerNative<ArangeOut>(m, "arange.start_out");
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { registerNative<ArangeOut>(m, "arange.start_out"); }
 
 }  // namespace
 }  // namespace accel

@@ -50,8 +50,8 @@ int64_t accelBytes(const c10::IValue& v) {
 
 // Random CPU kernels must draw from the accel generator: hand them a CPU generator derived
 // from its state (the accel default generator's when the caller passed none).
-void substituteGenerators(const c10::FunctionSchema& schema, torch::jit::Stack* stack,
-                          size_t first, c10::DeviceIndex device) {
+void substituteGenerators(const c10::FunctionSchema& schema, torch::jit::Stack* stack, size_t first,
+                          c10::DeviceIndex device) {
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
     c10::IValue& v = (*stack)[first + i];
@@ -144,7 +144,8 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t bytes_out = 0;
-  for (size_t i = stack->size() - nret; i < stack->size(); ++i) bytes_out += accelBytes((*stack)[i]);
+  for (size_t i = stack->size() - nret; i < stack->size(); ++i)
+    bytes_out += accelBytes((*stack)[i]);
 
   std::lock_guard<std::mutex> lock(g_mutex);
   FallbackStat& s = g_stats[name];

@@ -17,18 +17,18 @@ struct Fill {
     return kernelSupports(self.scalar_type()) && !value.isComplex();
   }
   static at::Tensor& compute(at::Tensor& self, const c10::Scalar& value) {
-  if (self.numel() == 0) return self;
-  auto iter = at::TensorIteratorConfig()
-                  .add_output(self)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .build();
-  int device = self.device().index();
-  ACCEL_RT_CHECK(
-      kernels::copyTable().fill(makeDesc(iter), toKernelScalar(value), currentRuntimeStream(device)),
-      device);
-  return self;
-}
+    if (self.numel() == 0) return self;
+    auto iter = at::TensorIteratorConfig()
+                    .add_output(self)
+                    .resize_outputs(false)
+                    .check_all_same_dtype(false)
+                    .build();
+    int device = self.device().index();
+    ACCEL_RT_CHECK(kernels::copyTable().fill(makeDesc(iter), toKernelScalar(value),
+                                             currentRuntimeStream(device)),
+                   device);
+    return self;
+  }
 };
 
 struct FillTensor {

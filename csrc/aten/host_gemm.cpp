@@ -20,8 +20,8 @@ using kernels::GemmDesc;
 // when X is transposed. CPU BLAS paths (oneDNN for bf16 in particular) are fast for row-major
 // outputs and slow for column-major ones, so the product is computed as
 // C^T = op(B)^T @ op(A)^T, which for row-major tensors is their own layout.
-at::Tensor transposedView(const void* data, bool trans, int64_t batch, int64_t rows,
-                          int64_t cols, int64_t ld, int64_t batch_stride, at::ScalarType type) {
+at::Tensor transposedView(const void* data, bool trans, int64_t batch, int64_t rows, int64_t cols,
+                          int64_t ld, int64_t batch_stride, at::ScalarType type) {
   return at::from_blob(const_cast<void*>(data), {batch, cols, rows},
                        {batch_stride, trans ? 1 : ld, trans ? ld : 1},
                        at::TensorOptions().dtype(type));

@@ -30,9 +30,9 @@ void launch(const kernels::IndexDesc& d, IndexMode mode, const c10::Scalar& scal
             const at::Tensor& on) {
   if (d.iter.numel == 0) return;
   const int device = on.device().index();
-  ACCEL_RT_CHECK(kernels::indexTable().index(d, mode, toKernelScalar(scalar),
-                                             currentRuntimeStream(device)),
-                 device);
+  ACCEL_RT_CHECK(
+      kernels::indexTable().index(d, mode, toKernelScalar(scalar), currentRuntimeStream(device)),
+      device);
 }
 
 at::Tensor onDevice(const at::Tensor& t, const at::Tensor& like) {
@@ -74,8 +74,9 @@ struct Gather {
     at::Tensor src = atLeast1d(self), idx = atLeast1d(onDevice(index, self));
     at::Tensor dst = atLeast1d(result);
     checkIndexRange(idx, src.size(dim), false, dim, nullptr, false);
-    auto d = makeIndexDesc(idx.sizes(), {{dst, dst.strides().vec()}, {src, stridesWithout(src, dim)}},
-                           {{idx, idx.strides().vec()}}, {src.size(dim)}, {src.stride(dim)}, 1);
+    auto d =
+        makeIndexDesc(idx.sizes(), {{dst, dst.strides().vec()}, {src, stridesWithout(src, dim)}},
+                      {{idx, idx.strides().vec()}}, {src.size(dim)}, {src.stride(dim)}, 1);
     launch(d, IndexMode::Copy, 0, result);
     return out.finish(result);
   }
@@ -118,8 +119,7 @@ struct ScatterSrc {
 };
 
 struct ScatterValue {
-  static bool native(const at::Tensor& self, int64_t, const at::Tensor&,
-                     const c10::Scalar& value) {
+  static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const c10::Scalar& value) {
     return nativeSelf(self) && !value.isComplex();
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
@@ -199,8 +199,8 @@ void indexAddInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_
   at::Tensor index = onDevice(index_, self_);
   TORCH_CHECK(source.dim() == self.dim(),
               "index_add_(): source and self must have the same number of dimensions");
-  TORCH_CHECK(index.numel() == source.size(dim), "index_add_(): Number of indices (",
-              index.numel(), ") should be equal to source.size(dim) (", source.size(dim), ")");
+  TORCH_CHECK(index.numel() == source.size(dim), "index_add_(): Number of indices (", index.numel(),
+              ") should be equal to source.size(dim) (", source.size(dim), ")");
   for (int64_t i = 0; i < self.dim(); ++i) {
     TORCH_CHECK(i == dim || self.size(i) == source.size(i),
                 "index_add_(): self and source must have the same size in every dimension but ",
@@ -208,10 +208,9 @@ void indexAddInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_
   }
   if (index.numel() == 0 || source.numel() == 0) return;
   checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
-  auto d = makeIndexDesc(source.sizes(),
-                         {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
-                         {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)},
-                         {self.stride(dim)}, 0);
+  auto d = makeIndexDesc(
+      source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
+      {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)}, {self.stride(dim)}, 0);
   launch(d, IndexMode::Add, alpha, self_);
 }
 
@@ -221,8 +220,7 @@ struct IndexAdd {
     return nativeSelf(self) && !alpha.isComplex();
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                            const at::Tensor& source, const c10::Scalar& alpha,
-                            const Output& out) {
+                            const at::Tensor& source, const c10::Scalar& alpha, const Output& out) {
     checkIndexVector(index, "index_add");
     dim = at::maybe_wrap_dim(dim, self.dim());
     TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_add_(): self (",
@@ -254,15 +252,14 @@ struct IndexCopy {
     for (int64_t i = 0; i < self.dim(); ++i) {
       TORCH_CHECK(i == dim || self.size(i) == source.size(i),
                   "index_copy_(): Source/destination tensor must have same slice shapes. "
-                  "Destination slice shape: ", self.sizes(), " and source slice shape: ",
-                  source.sizes());
+                  "Destination slice shape: ",
+                  self.sizes(), " and source slice shape: ", source.sizes());
     }
     if (index.numel() == 0 || source.numel() == 0) return out.finish(result);
     checkIndexRange(index, self.size(dim), false, dim, "index_copy_(): index out of bounds", true);
-    auto d = makeIndexDesc(source.sizes(),
-                           {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
-                           {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)},
-                           {self.stride(dim)}, 0);
+    auto d = makeIndexDesc(
+        source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
+        {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)}, {self.stride(dim)}, 0);
     launch(d, IndexMode::Copy, 0, result);
     return out.finish(result);
   }
@@ -336,14 +333,17 @@ struct Advanced {
 
 Advanced advancedIndex(const at::Tensor& self_, const c10::List<std::optional<at::Tensor>>& orig) {
   at::native::checkIndexTensorTypes(orig, /*allow_int=*/true);
-  TORCH_CHECK_INDEX(orig.size() <= static_cast<size_t>(self_.dim()), "too many indices for tensor of dimension ",
-                    self_.dim(), " (got ", orig.size(), ")");
-  std::vector<at::Tensor> indices = at::native::expandTensors(self_, orig, /*ensure_same_device=*/true);
+  TORCH_CHECK_INDEX(orig.size() <= static_cast<size_t>(self_.dim()),
+                    "too many indices for tensor of dimension ", self_.dim(), " (got ", orig.size(),
+                    ")");
+  std::vector<at::Tensor> indices =
+      at::native::expandTensors(self_, orig, /*ensure_same_device=*/true);
   try {
     indices = at::expand_outplace(indices);
   } catch (std::exception&) {
-    TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
-                      at::native::shapes_as_str(indices));
+    TORCH_CHECK_INDEX(
+        false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+        at::native::shapes_as_str(indices));
   }
   while (indices.size() < static_cast<size_t>(self_.dim())) indices.emplace_back();
   at::Tensor self = self_;
@@ -362,7 +362,8 @@ Advanced advancedIndex(const at::Tensor& self_, const c10::List<std::optional<at
     index_shape = indices[i].sizes();
   }
   a.shape.insert(a.shape.end(), index_shape.begin(), index_shape.end());
-  for (int64_t i = a.before + a.indices.size(); i < self.dim(); ++i) a.shape.push_back(self.size(i));
+  for (int64_t i = a.before + a.indices.size(); i < self.dim(); ++i)
+    a.shape.push_back(self.size(i));
   // A dimension of size 0 with a non-empty index is still an out-of-range index.
   for (size_t k = 0; k < a.indices.size(); ++k) {
     const int64_t d = a.before + k;

@@ -20,17 +20,15 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
                  device);
   ACCEL_RT_CHECK(rt::driver().streamSynchronize(stream), device);
   c10::Scalar result;
-  AT_DISPATCH_V2(self.scalar_type(), "_local_scalar_dense_accel", AT_WRAP([&] {
-                   result = c10::Scalar(*reinterpret_cast<scalar_t*>(buffer));
-                 }),
+  AT_DISPATCH_V2(self.scalar_type(), "_local_scalar_dense_accel",
+                 AT_WRAP([&] { result = c10::Scalar(*reinterpret_cast<scalar_t*>(buffer)); }),
                  AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), c10::kComplexHalf, c10::kHalf, c10::kBool,
-                 c10::kBFloat16, AT_EXPAND(AT_FLOAT8_TYPES), AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+                 c10::kBFloat16, AT_EXPAND(AT_FLOAT8_TYPES),
+                 AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   return result;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_local_scalar_dense", local_scalar_dense);
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("_local_scalar_dense", local_scalar_dense); }
 
 }  // namespace
 }  // namespace accel

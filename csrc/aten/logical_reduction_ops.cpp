@@ -31,7 +31,8 @@ at::Tensor into(const Output& out, const at::Tensor& result) {
 }
 
 at::Tensor logical(bool any, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  return any ? at::ne(countNonzero(self, dim, keepdim), 0) : at::eq(countZero(self, dim, keepdim), 0);
+  return any ? at::ne(countNonzero(self, dim, keepdim), 0)
+             : at::eq(countZero(self, dim, keepdim), 0);
 }
 
 // The composites are native whenever their parts are (complex inputs reach the fallback through

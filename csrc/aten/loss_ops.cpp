@@ -26,8 +26,7 @@ bool nativeLoss(const Tensor& self, const Tensor& target, const std::optional<Te
 
 void checkInputs(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight) {
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
-  TORCH_CHECK(target.dim() <= 1,
-              "0D or 1D target tensor expected, multi-target not supported");
+  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
   const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
   TORCH_CHECK(no_batch_dim || (self.size(0) == target.size(0)),
               "size mismatch (got input: ", self.sizes(), ", target: ", target.sizes(), ")");
@@ -43,7 +42,8 @@ kernels::NllLossDesc makeDesc(const Tensor& self, const Tensor& target,
   kernels::NllLossDesc d;
   d.input = static_cast<const char*>(self.const_data_ptr());
   d.target = target.const_data_ptr<int64_t>();
-  d.weight = weight && weight->defined() ? static_cast<const char*>(weight->const_data_ptr()) : nullptr;
+  d.weight =
+      weight && weight->defined() ? static_cast<const char*>(weight->const_data_ptr()) : nullptr;
   d.dtype = toKernelDType(self.scalar_type());
   d.n = self.dim() == 1 ? 1 : self.size(0);
   d.c = self.size(-1);
@@ -59,29 +59,30 @@ struct NllLossForward {
     return nativeLoss(self, target, weight);
   }
   static std::tuple<Tensor, Tensor> compute(const Tensor& self, const Tensor& target,
-                                            const std::optional<Tensor>& weight,
-                                            int64_t reduction, int64_t ignore_index) {
-  checkInputs(self, target, weight);
-  TORCH_CHECK(reduction >= 0 && reduction <= 2, "nll_loss: invalid reduction ", reduction);
-  const Tensor x = self.contiguous(), t = target.contiguous();
-  std::optional<Tensor> w;
-  if (weight && weight->defined()) w = weight->contiguous();
-  const bool per_sample = reduction == 0 && x.dim() == 2;
-  Tensor output = per_sample ? at::empty({x.size(0)}, x.options()) : at::empty({}, x.options());
-  Tensor total_weight = at::empty({}, x.options());
-  if (reduction == 0) total_weight.zero_();
-  kernels::NllLossDesc d = makeDesc(x, t, w, reduction, ignore_index);
-  d.output = static_cast<char*>(output.data_ptr());
-  d.total_weight = static_cast<char*>(total_weight.data_ptr());
-  Tensor scratch;
-  if (reduction != 0) {
-    scratch = at::empty({kernels::nllScratchBytes(d.n)}, x.options().dtype(at::kByte));
-    d.scratch = static_cast<char*>(scratch.data_ptr());
+                                            const std::optional<Tensor>& weight, int64_t reduction,
+                                            int64_t ignore_index) {
+    checkInputs(self, target, weight);
+    TORCH_CHECK(reduction >= 0 && reduction <= 2, "nll_loss: invalid reduction ", reduction);
+    const Tensor x = self.contiguous(), t = target.contiguous();
+    std::optional<Tensor> w;
+    if (weight && weight->defined()) w = weight->contiguous();
+    const bool per_sample = reduction == 0 && x.dim() == 2;
+    Tensor output = per_sample ? at::empty({x.size(0)}, x.options()) : at::empty({}, x.options());
+    Tensor total_weight = at::empty({}, x.options());
+    if (reduction == 0) total_weight.zero_();
+    kernels::NllLossDesc d = makeDesc(x, t, w, reduction, ignore_index);
+    d.output = static_cast<char*>(output.data_ptr());
+    d.total_weight = static_cast<char*>(total_weight.data_ptr());
+    Tensor scratch;
+    if (reduction != 0) {
+      scratch = at::empty({kernels::nllScratchBytes(d.n)}, x.options().dtype(at::kByte));
+      d.scratch = static_cast<char*>(scratch.data_ptr());
+    }
+    const int device = self.device().index();
+    ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_forward(d, currentRuntimeStream(device)),
+                   device);
+    return {output, total_weight};
   }
-  const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_forward(d, currentRuntimeStream(device)), device);
-  return {output, total_weight};
-}
 };
 
 struct NllLossBackward {
@@ -92,30 +93,34 @@ struct NllLossBackward {
            total_weight.scalar_type() == self.scalar_type();
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                         const std::optional<Tensor>& weight, int64_t reduction,
-                         int64_t ignore_index, const Tensor& total_weight) {
-  checkInputs(self, target, weight);
-  TORCH_CHECK(total_weight.numel() == 1, "expected total_weight to be a single element tensor, got: ",
-              total_weight.sizes(), " (", total_weight.numel(), " elements)");
-  const Tensor x = self.contiguous(), t = target.contiguous(), g = grad_output.contiguous();
-  std::optional<Tensor> w;
-  if (weight && weight->defined()) w = weight->contiguous();
-  if (reduction == 0 && x.dim() == 2) {
-    TORCH_CHECK(g.dim() == 1 && g.size(0) == x.size(0),
-                "Expected a tensor of dimension 1 and tensor.size[0] == ", x.size(0),
-                " but got: dimension ", g.dim(), " and tensor.size[0] == ", g.dim() ? g.size(0) : 0);
-  } else {
-    TORCH_CHECK(g.numel() == 1, "Expected a single element grad_output tensor, but got: ", g.sizes());
+                        const std::optional<Tensor>& weight, int64_t reduction,
+                        int64_t ignore_index, const Tensor& total_weight) {
+    checkInputs(self, target, weight);
+    TORCH_CHECK(total_weight.numel() == 1,
+                "expected total_weight to be a single element tensor, got: ", total_weight.sizes(),
+                " (", total_weight.numel(), " elements)");
+    const Tensor x = self.contiguous(), t = target.contiguous(), g = grad_output.contiguous();
+    std::optional<Tensor> w;
+    if (weight && weight->defined()) w = weight->contiguous();
+    if (reduction == 0 && x.dim() == 2) {
+      TORCH_CHECK(g.dim() == 1 && g.size(0) == x.size(0),
+                  "Expected a tensor of dimension 1 and tensor.size[0] == ", x.size(0),
+                  " but got: dimension ", g.dim(),
+                  " and tensor.size[0] == ", g.dim() ? g.size(0) : 0);
+    } else {
+      TORCH_CHECK(g.numel() == 1,
+                  "Expected a single element grad_output tensor, but got: ", g.sizes());
+    }
+    Tensor grad_input = at::empty(x.sizes(), x.options());
+    kernels::NllLossDesc d = makeDesc(x, t, w, reduction, ignore_index);
+    d.grad_output = static_cast<const char*>(g.const_data_ptr());
+    d.total_weight = const_cast<char*>(static_cast<const char*>(total_weight.const_data_ptr()));
+    d.grad_input = static_cast<char*>(grad_input.data_ptr());
+    const int device = self.device().index();
+    ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_backward(d, currentRuntimeStream(device)),
+                   device);
+    return grad_input;
   }
-  Tensor grad_input = at::empty(x.sizes(), x.options());
-  kernels::NllLossDesc d = makeDesc(x, t, w, reduction, ignore_index);
-  d.grad_output = static_cast<const char*>(g.const_data_ptr());
-  d.total_weight = const_cast<char*>(static_cast<const char*>(total_weight.const_data_ptr()));
-  d.grad_input = static_cast<char*>(grad_input.data_ptr());
-  const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().nll_loss_backward(d, currentRuntimeStream(device)), device);
-  return grad_input;
-}
 };
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -42,35 +42,36 @@ struct LayerNorm {
                      const std::optional<Tensor>& bias, double) {
     return sameFloating(input, weight, bias);
   }
-  static std::tuple<Tensor, Tensor, Tensor> compute(const Tensor& input, at::IntArrayRef normalized_shape,
-                                              const std::optional<Tensor>& weight,
-                                              const std::optional<Tensor>& bias, double eps) {
-  const Tensor empty;
-  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
-                                                     weight ? *weight : empty, bias ? *bias : empty);
-  const Tensor x = input.contiguous();
-  std::optional<Tensor> w, b;
-  if (weight && weight->defined()) w = weight->contiguous();
-  if (bias && bias->defined()) b = bias->contiguous();
-  Tensor y = at::empty(x.sizes(), x.options());
-  const auto stat = statShape(x, normalized_shape.size());
-  Tensor mean = at::empty(stat, x.options());
-  Tensor rstd = at::empty(stat, x.options());
-  kernels::LayerNormDesc d;
-  d.x = static_cast<const char*>(x.const_data_ptr());
-  d.weight = dataOf(w);
-  d.bias = dataOf(b);
-  d.y = static_cast<char*>(y.data_ptr());
-  d.mean = static_cast<char*>(mean.data_ptr());
-  d.rstd = static_cast<char*>(rstd.data_ptr());
-  d.dtype = toKernelDType(x.scalar_type());
-  d.rows = M;
-  d.cols = N;
-  d.eps = eps;
-  const int device = input.device().index();
-  ACCEL_RT_CHECK(kernels::normTable().layer_norm(d, currentRuntimeStream(device)), device);
-  return {y, mean, rstd};
-}
+  static std::tuple<Tensor, Tensor, Tensor> compute(const Tensor& input,
+                                                    at::IntArrayRef normalized_shape,
+                                                    const std::optional<Tensor>& weight,
+                                                    const std::optional<Tensor>& bias, double eps) {
+    const Tensor empty;
+    auto [M, N] = at::native::_check_layer_norm_inputs(
+        input, normalized_shape, weight ? *weight : empty, bias ? *bias : empty);
+    const Tensor x = input.contiguous();
+    std::optional<Tensor> w, b;
+    if (weight && weight->defined()) w = weight->contiguous();
+    if (bias && bias->defined()) b = bias->contiguous();
+    Tensor y = at::empty(x.sizes(), x.options());
+    const auto stat = statShape(x, normalized_shape.size());
+    Tensor mean = at::empty(stat, x.options());
+    Tensor rstd = at::empty(stat, x.options());
+    kernels::LayerNormDesc d;
+    d.x = static_cast<const char*>(x.const_data_ptr());
+    d.weight = dataOf(w);
+    d.bias = dataOf(b);
+    d.y = static_cast<char*>(y.data_ptr());
+    d.mean = static_cast<char*>(mean.data_ptr());
+    d.rstd = static_cast<char*>(rstd.data_ptr());
+    d.dtype = toKernelDType(x.scalar_type());
+    d.rows = M;
+    d.cols = N;
+    d.eps = eps;
+    const int device = input.device().index();
+    ACCEL_RT_CHECK(kernels::normTable().layer_norm(d, currentRuntimeStream(device)), device);
+    return {y, mean, rstd};
+  }
 };
 
 struct LayerNormBackward {
@@ -80,37 +81,40 @@ struct LayerNormBackward {
     return sameFloating(input, weight, bias) && grad_out.scalar_type() == input.scalar_type() &&
            mean.scalar_type() == input.scalar_type() && rstd.scalar_type() == input.scalar_type();
   }
-  static std::tuple<Tensor, Tensor, Tensor> compute(
-    const Tensor& grad_out, const Tensor& input, at::IntArrayRef normalized_shape,
-    const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
-    const std::optional<Tensor>& bias, std::array<bool, 3> mask) {
-  const Tensor empty;
-  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape,
-                                                     weight ? *weight : empty, bias ? *bias : empty);
-  const Tensor x = input.contiguous(), dy = grad_out.contiguous();
-  const Tensor m = mean.contiguous(), r = rstd.contiguous();
-  std::optional<Tensor> w;
-  if (weight && weight->defined()) w = weight->contiguous();
-  Tensor dx, dw, db;
-  if (mask[0]) dx = at::empty(x.sizes(), x.options());
-  if (mask[1] && w) dw = at::empty(w->sizes(), w->options());
-  if (mask[2] && bias && bias->defined()) db = at::empty(bias->sizes(), bias->options());
-  kernels::LayerNormDesc d;
-  d.x = static_cast<const char*>(x.const_data_ptr());
-  d.dy = static_cast<const char*>(dy.const_data_ptr());
-  d.weight = dataOf(w);
-  d.mean = const_cast<char*>(static_cast<const char*>(m.const_data_ptr()));
-  d.rstd = const_cast<char*>(static_cast<const char*>(r.const_data_ptr()));
-  d.dx = dx.defined() ? static_cast<char*>(dx.data_ptr()) : nullptr;
-  d.dweight = dw.defined() ? static_cast<char*>(dw.data_ptr()) : nullptr;
-  d.dbias = db.defined() ? static_cast<char*>(db.data_ptr()) : nullptr;
-  d.dtype = toKernelDType(x.scalar_type());
-  d.rows = M;
-  d.cols = N;
-  const int device = input.device().index();
-  ACCEL_RT_CHECK(kernels::normTable().layer_norm_backward(d, currentRuntimeStream(device)), device);
-  return {dx, dw, db};
-}
+  static std::tuple<Tensor, Tensor, Tensor> compute(const Tensor& grad_out, const Tensor& input,
+                                                    at::IntArrayRef normalized_shape,
+                                                    const Tensor& mean, const Tensor& rstd,
+                                                    const std::optional<Tensor>& weight,
+                                                    const std::optional<Tensor>& bias,
+                                                    std::array<bool, 3> mask) {
+    const Tensor empty;
+    auto [M, N] = at::native::_check_layer_norm_inputs(
+        input, normalized_shape, weight ? *weight : empty, bias ? *bias : empty);
+    const Tensor x = input.contiguous(), dy = grad_out.contiguous();
+    const Tensor m = mean.contiguous(), r = rstd.contiguous();
+    std::optional<Tensor> w;
+    if (weight && weight->defined()) w = weight->contiguous();
+    Tensor dx, dw, db;
+    if (mask[0]) dx = at::empty(x.sizes(), x.options());
+    if (mask[1] && w) dw = at::empty(w->sizes(), w->options());
+    if (mask[2] && bias && bias->defined()) db = at::empty(bias->sizes(), bias->options());
+    kernels::LayerNormDesc d;
+    d.x = static_cast<const char*>(x.const_data_ptr());
+    d.dy = static_cast<const char*>(dy.const_data_ptr());
+    d.weight = dataOf(w);
+    d.mean = const_cast<char*>(static_cast<const char*>(m.const_data_ptr()));
+    d.rstd = const_cast<char*>(static_cast<const char*>(r.const_data_ptr()));
+    d.dx = dx.defined() ? static_cast<char*>(dx.data_ptr()) : nullptr;
+    d.dweight = dw.defined() ? static_cast<char*>(dw.data_ptr()) : nullptr;
+    d.dbias = db.defined() ? static_cast<char*>(db.data_ptr()) : nullptr;
+    d.dtype = toKernelDType(x.scalar_type());
+    d.rows = M;
+    d.cols = N;
+    const int device = input.device().index();
+    ACCEL_RT_CHECK(kernels::normTable().layer_norm_backward(d, currentRuntimeStream(device)),
+                   device);
+    return {dx, dw, db};
+  }
 };
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

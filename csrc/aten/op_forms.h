@@ -285,7 +285,8 @@ void impl(torch::Library& m, const char* schema) {
 // form passed as nullptr is not instantiated, so Op need not be able to have it.
 template <class Op, class F, class I, class O>
 void registerForms(torch::Library& m, F functional, I inplace, O out) {
-  if constexpr (!std::is_same_v<F, std::nullptr_t>) forms::impl<forms::Functional<Op>>(m, functional);
+  if constexpr (!std::is_same_v<F, std::nullptr_t>)
+    forms::impl<forms::Functional<Op>>(m, functional);
   if constexpr (!std::is_same_v<I, std::nullptr_t>) forms::impl<forms::InPlace<Op>>(m, inplace);
   if constexpr (!std::is_same_v<O, std::nullptr_t>) forms::impl<forms::OutForm<Op>>(m, out);
 }

@@ -1,6 +1,6 @@
-// Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ (Adam/AdamW(fused=True)), and GradScaler's
-// _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_. Their small control
-// tensors (steps, lr, found_inf, inv_scale, the growth tracker) stay on the device: the AMP
+// Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ (Adam/AdamW(fused=True)), and
+// GradScaler's _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_. Their small
+// control tensors (steps, lr, found_inf, inv_scale, the growth tracker) stay on the device: the AMP
 // kernels read them themselves, and the AdamW step is composed of native elementwise ops.
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -47,10 +47,11 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   checkScalarTensor(found_inf, c10::kFloat, "found_inf");
   int32_t* tracker = growth_tracker.data_ptr<int32_t>();
   const float* found = found_inf.const_data_ptr<float>();
-  runElementwise(scale, c10::kFloat, {scale}, [&](const kernels::ElementwiseDesc& d, rt::Stream st) {
-    return kernels::ampTable().amp_update_scale(d, tracker, found, growth_factor, backoff_factor,
-                                             growth_interval, st);
-  });
+  runElementwise(scale, c10::kFloat, {scale},
+                 [&](const kernels::ElementwiseDesc& d, rt::Stream st) {
+                   return kernels::ampTable().amp_update_scale(d, tracker, found, growth_factor,
+                                                               backoff_factor, growth_interval, st);
+                 });
   return scale;
 }
 
@@ -59,9 +60,9 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
 // reduced precision params). `lr` is a device tensor or a number. With found_inf set, nothing
 // changes (the new values are selected away on the device).
 void adamStep(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor exp_avg_sq,
-              at::Tensor max_exp_avg_sq, const at::Tensor& step, const at::Tensor& lr,
-              double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
-              bool maximize, const c10::optional<at::Tensor>& grad_scale,
+              at::Tensor max_exp_avg_sq, const at::Tensor& step, const at::Tensor& lr, double beta1,
+              double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+              const c10::optional<at::Tensor>& grad_scale,
               const c10::optional<at::Tensor>& found_inf, bool decoupled) {
   const auto opmath = param.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
   at::Tensor p = param.to(opmath), g = grad.to(opmath), m = exp_avg.to(opmath),
@@ -71,8 +72,10 @@ void adamStep(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor 
   if (maximize) g = g.neg();
   at::Tensor step_f = step.to(opmath);
   if (weight_decay != 0) {
-    if (decoupled) p = p.mul(at::Tensor(lr.mul(weight_decay)).neg().add(1));
-    else g = g.add(p, weight_decay);
+    if (decoupled)
+      p = p.mul(at::Tensor(lr.mul(weight_decay)).neg().add(1));
+    else
+      g = g.add(p, weight_decay);
   }
   m = m.lerp(g, 1 - beta1);
   v = v.mul(beta2).addcmul(g, g, 1 - beta2);
@@ -101,11 +104,10 @@ void adamStep(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor 
 }
 
 void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
-                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
-                at::TensorList steps, const at::Tensor& lr, double beta1, double beta2,
-                double weight_decay, double eps, bool amsgrad, bool maximize,
-                const c10::optional<at::Tensor>& grad_scale,
-                const c10::optional<at::Tensor>& found_inf, bool decoupled) {
+               at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps,
+               const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
+               bool amsgrad, bool maximize, const c10::optional<at::Tensor>& grad_scale,
+               const c10::optional<at::Tensor>& found_inf, bool decoupled) {
   const size_t n = params.size();
   TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n &&
                   steps.size() == n && (!amsgrad || max_exp_avg_sqs.size() == n),
@@ -114,45 +116,44 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
     TORCH_CHECK(steps[i].device() == params[i].device(),
                 "_fused_adamw_: state_steps must be on the parameters' device");
     adamStep(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
-             amsgrad ? max_exp_avg_sqs[i] : at::Tensor(), steps[i], lr, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, decoupled);
+             amsgrad ? max_exp_avg_sqs[i] : at::Tensor(), steps[i], lr, beta1, beta2, weight_decay,
+             eps, amsgrad, maximize, grad_scale, found_inf, decoupled);
   }
 }
 
 template <bool Decoupled>
 void fused_adam_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
-                  at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
-                  at::TensorList steps, double lr, double beta1, double beta2,
-                  double weight_decay, double eps, bool amsgrad, bool maximize,
-                  const c10::optional<at::Tensor>& grad_scale,
-                  const c10::optional<at::Tensor>& found_inf) {
+                 at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps,
+                 double lr, double beta1, double beta2, double weight_decay, double eps,
+                 bool amsgrad, bool maximize, const c10::optional<at::Tensor>& grad_scale,
+                 const c10::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
   // A number lr goes to the device as a fill, never as a copy of host memory.
-  at::Tensor lr_t = at::full({}, lr, params[0].options().dtype(
-                                         params[0].scalar_type() == c10::kDouble ? c10::kDouble
+  at::Tensor lr_t =
+      at::full({}, lr,
+               params[0].options().dtype(params[0].scalar_type() == c10::kDouble ? c10::kDouble
                                                                                  : c10::kFloat));
   fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr_t, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+            weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
 template <bool Decoupled>
 void fused_adam_tensor_lr(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
-                           at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
-                           at::TensorList steps, const at::Tensor& lr, double beta1,
-                           double beta2, double weight_decay, double eps, bool amsgrad,
-                           bool maximize, const c10::optional<at::Tensor>& grad_scale,
-                           const c10::optional<at::Tensor>& found_inf) {
+                          at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs,
+                          at::TensorList steps, const at::Tensor& lr, double beta1, double beta2,
+                          double weight_decay, double eps, bool amsgrad, bool maximize,
+                          const c10::optional<at::Tensor>& grad_scale,
+                          const c10::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
   if (lr.is_cpu()) {
     fused_adam_<Decoupled>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                           lr.item<double>(),
-                 beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+                           lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                           grad_scale, found_inf);
     return;
   }
-  TORCH_CHECK(lr.device() == params[0].device(),
-              "lr must be on the same GPU device as the params");
+  TORCH_CHECK(lr.device() == params[0].device(), "lr must be on the same GPU device as the params");
   fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
-             weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+            weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

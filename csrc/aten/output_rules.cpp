@@ -51,15 +51,19 @@ void Output::checkNoOverlap(std::initializer_list<at::TensorBase> inputs) const 
 // TensorIterator's message, the one CUDA users see for most ops.
 void checkOutDevice(const at::Tensor& out, const std::optional<c10::Device>& device) {
   const bool ok = out.is_privateuseone() && (!device || out.device() == *device);
-  TORCH_CHECK(ok, "Expected all tensors to be on the same device, but found at least two "
-              "devices, ", device ? *device : c10::Device(c10::DeviceType::PrivateUse1), " and ",
-              out.device(), "! (when checking the out= argument)");
+  TORCH_CHECK(ok,
+              "Expected all tensors to be on the same device, but found at least two "
+              "devices, ",
+              device ? *device : c10::Device(c10::DeviceType::PrivateUse1), " and ", out.device(),
+              "! (when checking the out= argument)");
 }
 
 void checkInPlaceDevice(const at::Tensor& self, const std::optional<c10::Device>& device) {
   const bool ok = self.is_privateuseone() && (!device || self.device() == *device);
-  TORCH_CHECK(ok, "Expected all tensors to be on the same device, but found at least two "
-              "devices, ", device ? *device : self.device(), " and ", self.device(), "!");
+  TORCH_CHECK(ok,
+              "Expected all tensors to be on the same device, but found at least two "
+              "devices, ",
+              device ? *device : self.device(), " and ", self.device(), "!");
 }
 
 }  // namespace accel

@@ -165,12 +165,11 @@ struct LerpScalar {
     checkLerpDTypes(a, b);
     const c10::Device device = commonDevice({a, b}, "lerp");
     const kernels::Scalar weight = toKernelScalar(w);
-    return runElementwise(out.tensor(), a.scalar_type(),
-                          {a, asComputeInput(b, a.scalar_type(), device)},
-                          [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
-                            return kernels::binaryTable().binary(kernels::BinaryOp::Lerp, d,
-                                                                 weight, s);
-                          });
+    return runElementwise(
+        out.tensor(), a.scalar_type(), {a, asComputeInput(b, a.scalar_type(), device)},
+        [weight](const kernels::ElementwiseDesc& d, rt::Stream s) {
+          return kernels::binaryTable().binary(kernels::BinaryOp::Lerp, d, weight, s);
+        });
   }
 };
 

@@ -26,8 +26,8 @@ namespace {
 using kernels::RandomKind;
 
 AccelGeneratorImpl* generatorFor(const std::optional<at::Generator>& gen, const at::Tensor& t) {
-  return at::get_generator_or_default<AccelGeneratorImpl>(
-      gen, defaultGenerator(t.device().index()));
+  return at::get_generator_or_default<AccelGeneratorImpl>(gen,
+                                                          defaultGenerator(t.device().index()));
 }
 
 // A descriptor over `self` (and the given extra operands) in logical element order, so the
@@ -78,17 +78,17 @@ struct Uniform {
     return floating(self);
   }
   static at::Tensor& compute(at::Tensor& self, double from, double to,
-                     std::optional<at::Generator> gen) {
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
-              " > to=", to);
-  kernels::RandomDesc d;
-  d.elems = orderedDesc({self});
-  d.kind = RandomKind::Uniform;
-  d.a = from;
-  d.b = to;
-  launch(d, self, gen);
-  return self;
-}
+                             std::optional<at::Generator> gen) {
+    TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+                " > to=", to);
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self});
+    d.kind = RandomKind::Uniform;
+    d.a = from;
+    d.b = to;
+    launch(d, self, gen);
+    return self;
+  }
 };
 
 struct Normal {
@@ -96,16 +96,16 @@ struct Normal {
     return floating(self);
   }
   static at::Tensor& compute(at::Tensor& self, double mean, double std,
-                    std::optional<at::Generator> gen) {
-  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  kernels::RandomDesc d;
-  d.elems = orderedDesc({self});
-  d.kind = RandomKind::Normal;
-  d.a = mean;
-  d.b = std;
-  launch(d, self, gen);
-  return self;
-}
+                             std::optional<at::Generator> gen) {
+    TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self});
+    d.kind = RandomKind::Normal;
+    d.a = mean;
+    d.b = std;
+    launch(d, self, gen);
+    return self;
+  }
 };
 
 struct BernoulliFloat {
@@ -113,14 +113,14 @@ struct BernoulliFloat {
     return kernelSupports(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, double p, std::optional<at::Generator> gen) {
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  kernels::RandomDesc d;
-  d.elems = orderedDesc({self});
-  d.kind = RandomKind::Bernoulli;
-  d.a = p;
-  launch(d, self, gen);
-  return self;
-}
+    TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self});
+    d.kind = RandomKind::Bernoulli;
+    d.a = p;
+    launch(d, self, gen);
+    return self;
+  }
 };
 
 struct BernoulliTensor {
@@ -128,15 +128,15 @@ struct BernoulliTensor {
     return kernelSupports(self.scalar_type()) && floating(p) && p.is_privateuseone();
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& p,
-                              std::optional<at::Generator> gen) {
-  // p must broadcast to self (CPU's message from expand).
-  at::Tensor pe = p.expand(self.sizes());
-  kernels::RandomDesc d;
-  d.elems = orderedDesc({self, pe});
-  d.kind = RandomKind::BernoulliTensor;
-  launch(d, self, gen);
-  return self;
-}
+                             std::optional<at::Generator> gen) {
+    // p must broadcast to self (CPU's message from expand).
+    at::Tensor pe = p.expand(self.sizes());
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self, pe});
+    d.kind = RandomKind::BernoulliTensor;
+    launch(d, self, gen);
+    return self;
+  }
 };
 
 struct Bernoulli {
@@ -183,8 +183,8 @@ struct Random {
     return kernelSupports(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, std::optional<at::Generator> gen) {
-  return randomRange(self, 0, static_cast<uint64_t>(randomMax(self.scalar_type())) + 1, gen);
-}
+    return randomRange(self, 0, static_cast<uint64_t>(randomMax(self.scalar_type())) + 1, gen);
+  }
 };
 
 struct RandomTo {
@@ -192,9 +192,9 @@ struct RandomTo {
     return kernelSupports(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
-  TORCH_CHECK(0 < to, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
-  return randomRange(self, 0, static_cast<uint64_t>(to), gen);
-}
+    TORCH_CHECK(0 < to, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
+    return randomRange(self, 0, static_cast<uint64_t>(to), gen);
+  }
 };
 
 struct RandomFrom {
@@ -203,18 +203,20 @@ struct RandomFrom {
     return kernelSupports(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, int64_t from, std::optional<int64_t> to,
-                         std::optional<at::Generator> gen) {
-  if (!to) {
-    // [from, max of the dtype]
-    const int64_t hi = randomMax(self.scalar_type());
-    TORCH_CHECK(from <= hi, "random_ expects 'from' casted to dtype to be less than or equal "
-                "to 'to_inc' casted to dtype, but got from=", from, " > to_inc=", hi);
-    return randomRange(self, from, static_cast<uint64_t>(hi - from) + 1, gen);
+                             std::optional<at::Generator> gen) {
+    if (!to) {
+      // [from, max of the dtype]
+      const int64_t hi = randomMax(self.scalar_type());
+      TORCH_CHECK(from <= hi,
+                  "random_ expects 'from' casted to dtype to be less than or equal "
+                  "to 'to_inc' casted to dtype, but got from=",
+                  from, " > to_inc=", hi);
+      return randomRange(self, from, static_cast<uint64_t>(hi - from) + 1, gen);
+    }
+    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
+    return randomRange(self, from, static_cast<uint64_t>(*to) - static_cast<uint64_t>(from), gen);
   }
-  TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-              " >= to=", *to);
-  return randomRange(self, from, static_cast<uint64_t>(*to) - static_cast<uint64_t>(from), gen);
-}
 };
 
 struct NativeDropout {
@@ -240,8 +242,7 @@ struct NativeDropout {
   }
 };
 
-at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask,
-                                   double scale) {
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
   // Two native multiplies; the product stays in grad's dtype.
   return at::mul(at::mul(grad, mask), scale);
 }

@@ -33,8 +33,7 @@ struct DimList {
   void add(int64_t size, const int64_t (&s)[3], int nstrides) {
     if (n > 0) {
       bool merge = true;
-      for (int k = 0; k < nstrides; ++k)
-        merge = merge && s[k] == strides[k][n - 1] * sizes[n - 1];
+      for (int k = 0; k < nstrides; ++k) merge = merge && s[k] == strides[k][n - 1] * sizes[n - 1];
       if (merge) {
         sizes[n - 1] *= size;
         return;
@@ -55,7 +54,8 @@ void launchReduce(ReduceOp op, const Tensor& self, const DimMask& mask, bool kee
   Tensor keep[2];
   const Tensor* outs[2] = {&out0, &out1};
   for (int k = 0; k < 2; ++k)
-    if (outs[k]->defined()) keep[k] = at::native::review_reduce_result(*outs[k], ndim, mask, keepdim);
+    if (outs[k]->defined())
+      keep[k] = at::native::review_reduce_result(*outs[k], ndim, mask, keepdim);
 
   kernels::ReduceDesc d;
   d.in = static_cast<const char*>(self.const_data_ptr());
@@ -91,13 +91,16 @@ void launchReduce(ReduceOp op, const Tensor& self, const DimMask& mask, bool kee
   }
   for (int k = 0; k < 2; ++k) {
     if (!keep[k].defined()) continue;
-    TORCH_CHECK(keep[k].is_privateuseone(), "Expected all tensors to be on the same device, but "
-                "found at least two devices, ", keep[k].device(), " and ", self.device(), "!");
+    TORCH_CHECK(keep[k].is_privateuseone(),
+                "Expected all tensors to be on the same device, but "
+                "found at least two devices, ",
+                keep[k].device(), " and ", self.device(), "!");
     d.out[k] = static_cast<char*>(keep[k].data_ptr());
     d.out_dtype[k] = toKernelDType(keep[k].scalar_type());
   }
   const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().reduce(op, d, params, currentRuntimeStream(device)), device);
+  ACCEL_RT_CHECK(kernels::reduceTable().reduce(op, d, params, currentRuntimeStream(device)),
+                 device);
 }
 
 int64_t reducedNumel(const Tensor& self, const DimMask& mask) {
@@ -165,10 +168,12 @@ struct Mean {
     TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()) ||
                     dtype.has_value(),
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
-                "point or complex dtype. Got: ", self.scalar_type());
+                "point or complex dtype. Got: ",
+                self.scalar_type());
     TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
                 "mean(): could not infer output dtype. Optional dtype must be either a floating "
-                "point or complex dtype. Got: ", out_dtype);
+                "point or complex dtype. Got: ",
+                out_dtype);
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
     Tensor result = reduceResult(out, self, mask, keepdim, out_dtype);
     kernels::ReduceParams p;
@@ -223,9 +228,9 @@ struct Amax {
   static bool native(const Tensor& self, at::IntArrayRef, bool) {
     return kernelSupports(self.scalar_type());
   }
-  static Tensor compute(const Tensor& self, at::IntArrayRef dim, bool keepdim,
-                        const Output& out) {
-    if (self.numel() == 0) at::native::zero_numel_check_dims(self, dim, extremeName(Op, "amax", "amin"));
+  static Tensor compute(const Tensor& self, at::IntArrayRef dim, bool keepdim, const Output& out) {
+    if (self.numel() == 0)
+      at::native::zero_numel_check_dims(self, dim, extremeName(Op, "amax", "amin"));
     TORCH_CHECK(!out.isGiven() || self.scalar_type() == out.tensor().scalar_type(),
                 "Expected the dtype for input and out to match, but got ", self.scalar_type(),
                 " for input's dtype and ", out.tensor().scalar_type(), " for out's dtype.");

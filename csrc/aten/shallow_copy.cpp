@@ -9,8 +9,8 @@ namespace accel {
 namespace {
 
 bool denseCpuOrAccel(c10::DispatchKeySet ks) {
-  constexpr auto backends = c10::DispatchKeySet(
-      {c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit});
+  constexpr auto backends =
+      c10::DispatchKeySet({c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit});
   return ks.has_any(c10::DispatchKeySet(c10::DispatchKey::Dense)) && ks.has_any(backends);
 }
 

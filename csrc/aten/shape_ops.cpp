@@ -45,9 +45,9 @@ struct Nonzero {
                                      Output::DTypeRule::Exact, /*contiguous=*/true);
     out.checkNoOverlap({self});
     if (count == 0 || self.dim() == 0) return out.finish(result);
-    ACCEL_RT_CHECK(kernels::indexTable().nonzero(rowMajorDesc(self), result.data_ptr<int64_t>(),
-                                                 stream),
-                   device);
+    ACCEL_RT_CHECK(
+        kernels::indexTable().nonzero(rowMajorDesc(self), result.data_ptr<int64_t>(), stream),
+        device);
     return out.finish(result);
   }
 };
@@ -67,7 +67,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
     if (!skipped(t) && ref == nullptr) ref = &t;
   }
   const c10::ScalarType dtype = at::native::result_type(tensors_ref);
-  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
+  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()),
+              "torch.cat(): input types can't be cast to the desired output type ",
+              out.scalar_type());
   if (ref == nullptr) {  // all legacy empty
     out.resize_({0});
     return out;
@@ -78,17 +80,24 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor& t = tensors[i];
     if (skipped(t)) continue;
-    TORCH_CHECK(t.device() == out.device(), "Expected all tensors to be on the same device, but found at least two devices, ", t.device(), " and ", out.device(), "!");
-    TORCH_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ", ref->dim(), " and ", t.dim());
+    TORCH_CHECK(t.device() == out.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                t.device(), " and ", out.device(), "!");
+    TORCH_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ",
+                ref->dim(), " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d) {
-      TORCH_CHECK(d == dim || t.size(d) == ref->size(d), "Sizes of tensors must match except in dimension ", dim,
-                  ". Expected size ", ref->size(d), " but got size ", t.size(d), " for tensor number ", i, " in the list.");
+      TORCH_CHECK(d == dim || t.size(d) == ref->size(d),
+                  "Sizes of tensors must match except in dimension ", dim, ". Expected size ",
+                  ref->size(d), " but got size ", t.size(d), " for tensor number ", i,
+                  " in the list.");
     }
     total += t.size(dim);
   }
   shape[dim] = total;
   for (const auto& t : tensors) {
-    TORCH_CHECK(skipped(t) || !out.is_alias_of(t) || out.numel() == 0, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
+    TORCH_CHECK(skipped(t) || !out.is_alias_of(t) || out.numel() == 0,
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location.");
   }
   out.resize_(shape);
   int64_t offset = 0;
@@ -120,7 +129,8 @@ struct Cat {
 // ---- triu / tril --------------------------------------------------------------------------
 
 void triangle(const at::Tensor& out, const at::Tensor& self, int64_t diagonal, bool upper) {
-  TORCH_CHECK(self.dim() >= 2, upper ? "triu" : "tril", ": input tensor must have at least 2 dimensions");
+  TORCH_CHECK(self.dim() >= 2, upper ? "triu" : "tril",
+              ": input tensor must have at least 2 dimensions");
   if (self.numel() == 0) return;
   kernels::ElementwiseDesc d;
   d.ndim = static_cast<int>(self.dim());
@@ -143,9 +153,7 @@ void triangle(const at::Tensor& out, const at::Tensor& self, int64_t diagonal, b
 
 template <bool Upper>
 struct Triangle {
-  static bool native(const at::Tensor& self, int64_t) {
-    return kernelSupports(self.scalar_type());
-  }
+  static bool native(const at::Tensor& self, int64_t) { return kernelSupports(self.scalar_type()); }
   static at::Tensor compute(const at::Tensor& self, int64_t diagonal, const Output& out) {
     at::Tensor result = out.allocate(self.sizes(), self.options(), Output::DTypeRule::Exact);
     // A result that partly overlaps self reads a copy of it.
@@ -213,8 +221,8 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntA
     rollInto(flat, self.reshape({-1}), shifts[0], 0);
     return flat.view(self.sizes());
   }
-  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-              shifts.size(), ", dims:", dims.size());
+  TORCH_CHECK(shifts.size() == dims.size(),
+              "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
   at::Tensor current = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     at::Tensor next = at::empty_like(self, at::MemoryFormat::Contiguous);
@@ -228,7 +236,9 @@ struct Flip {
   static bool native(const at::Tensor& self, at::IntArrayRef) {
     return kernelSupports(self.scalar_type());
   }
-  static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dims) { return flip(self, dims); }
+  static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dims) {
+    return flip(self, dims);
+  }
 };
 
 struct Roll {

@@ -19,28 +19,19 @@ using at::Tensor;
 
 bool nativeFloating(c10::ScalarType t) { return at::isFloatingType(t) && kernelSupports(t); }
 
-// Sizes of the contiguous [outer, dim, inner] problem along `dim` (already wrapped).
-void setShape(kernels::SoftmaxDesc& d, const Tensor& t, int64_t dim) {
-  if (t.dim() == 0) return;
-  for (int64_t k = 0; k < dim; ++k) d.outer *= t.size(k);
-  d.dim = t.size(dim);
-  for (int64_t k = dim + 1; k < t.dim(); ++k) d.inner *= t.size(k);
-}
-
-Tensor softmaxForward(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
-  TORCH_CHECK(!half_to_float, "softmax with half to float conversion is not supported on accel");
-  dim = c10::maybe_wrap_dim(dim, self.dim());
-  const Tensor in = self.contiguous();
-  Tensor out = at::empty(in.sizes(), in.options());
+// The descriptor of the contiguous [outer, dim, inner] problem along `dim` (already wrapped):
+// `in` is the forward's input (or, for the backward, its output), written to `out`.
+kernels::SoftmaxDesc softmaxDesc(const Tensor& in, const Tensor& out, int64_t dim, bool log) {
   kernels::SoftmaxDesc d;
   d.in = static_cast<const char*>(in.const_data_ptr());
   d.out = static_cast<char*>(out.data_ptr());
   d.dtype = toKernelDType(in.scalar_type());
   d.log = log;
-  setShape(d, in, dim);
-  const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::normTable().softmax(d, currentRuntimeStream(device)), device);
-  return out;
+  if (in.dim() == 0) return d;
+  for (int64_t k = 0; k < dim; ++k) d.outer *= in.size(k);
+  d.dim = in.size(dim);
+  for (int64_t k = dim + 1; k < in.dim(); ++k) d.inner *= in.size(k);
+  return d;
 }
 
 template <bool Log>
@@ -71,16 +62,10 @@ struct SoftmaxBackward {
     Tensor grad_input = out.allocate(y.sizes(), y.options(), Output::DTypeRule::Exact,
                                      /*contiguous=*/true);
     out.checkNoOverlap({grad_output, output});
-    kernels::SoftmaxDesc d;
-    d.in = static_cast<const char*>(y.const_data_ptr());
+    kernels::SoftmaxDesc d = softmaxDesc(y, grad_input, dim, Log);
     d.grad = static_cast<const char*>(g.const_data_ptr());
-    d.out = static_cast<char*>(grad_input.data_ptr());
-    d.dtype = toKernelDType(y.scalar_type());
-    d.log = Log;
-    setShape(d, y, dim);
     const int device = output.device().index();
-    ACCEL_RT_CHECK(kernels::normTable().softmax_backward(d, currentRuntimeStream(device)),
-                   device);
+    ACCEL_RT_CHECK(kernels::normTable().softmax_backward(d, currentRuntimeStream(device)), device);
     return out.finish(grad_input);
   }
 };

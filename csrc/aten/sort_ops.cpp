@@ -38,8 +38,10 @@ std::pair<at::Tensor, at::Tensor> sortedLast(const at::Tensor& self, int64_t dim
 }
 
 void writeBack(const at::Tensor& out, const at::Tensor& last, int64_t dim) {
-  if (out.dim() == 0) copyOnDevice(out, last.view(at::IntArrayRef()));
-  else copyOnDevice(out.movedim(dim, -1), last);
+  if (out.dim() == 0)
+    copyOnDevice(out, last.view(at::IntArrayRef()));
+  else
+    copyOnDevice(out.movedim(dim, -1), last);
 }
 
 // values and indices results of `shape` (exact dtypes, as CPU's sort and topk).
@@ -79,8 +81,7 @@ struct Topk {
   }
   static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, c10::SymInt k_,
                                                     int64_t dim, bool largest, bool sorted,
-                                                    const Output& values,
-                                                    const Output& indices) {
+                                                    const Output& values, const Output& indices) {
     const int64_t k = k_.expect_int();
     dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
     const int64_t size = self.dim() == 0 ? 1 : self.size(dim);

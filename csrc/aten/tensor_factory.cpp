@@ -19,8 +19,7 @@ c10::DeviceIndex targetDevice(std::optional<c10::Device> device) {
 
 at::Tensor empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                  std::optional<c10::Layout> layout, std::optional<c10::Device> device,
-                 std::optional<bool> pin_memory,
-                 std::optional<c10::MemoryFormat> memory_format) {
+                 std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
   TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
   TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided,
               "accel supports only strided tensors, got layout ", *layout);

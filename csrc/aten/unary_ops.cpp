@@ -23,15 +23,20 @@ enum class Kind { Float, Same, Predicate, Rounding };
 
 Kind kindOf(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu:
-    case UnaryOp::BitwiseNot: case UnaryOp::Clamp:
-      return Kind::Same;
-    case UnaryOp::LogicalNot: case UnaryOp::IsNan: case UnaryOp::IsFinite:
-      return Kind::Predicate;
-    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-      return Kind::Rounding;
-    default:
-      return Kind::Float;
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Sign:
+    case UnaryOp::Relu:
+    case UnaryOp::BitwiseNot:
+    case UnaryOp::Clamp: return Kind::Same;
+    case UnaryOp::LogicalNot:
+    case UnaryOp::IsNan:
+    case UnaryOp::IsFinite: return Kind::Predicate;
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc: return Kind::Rounding;
+    default: return Kind::Float;
   }
 }
 
@@ -121,9 +126,7 @@ at::Tensor clampInto(const at::Tensor& self, const c10::optional<c10::Scalar>& m
   });
 }
 
-bool nativeBound(const c10::optional<c10::Scalar>& bound) {
-  return !bound || !bound->isComplex();
-}
+bool nativeBound(const c10::optional<c10::Scalar>& bound) { return !bound || !bound->isComplex(); }
 
 struct Clamp {
   static bool native(const at::Tensor& self, const c10::optional<c10::Scalar>& min,

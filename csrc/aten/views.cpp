@@ -45,8 +45,7 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_o
                         c10::IntArrayRef size, c10::IntArrayRef stride) {
   at::native::checkSetStorage(self, source, storage_offset, size, stride);
   self.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride, storage_offset);
-  size_t nbytes = at::detail::computeStorageNbytes(size, stride, self.itemsize(),
-                                                   storage_offset);
+  size_t nbytes = at::detail::computeStorageNbytes(size, stride, self.itemsize(), storage_offset);
   if (self.numel() > 0) ensureStorageBytes(self, nbytes);
   return self;
 }

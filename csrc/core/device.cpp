@@ -34,8 +34,7 @@ void throwRuntimeError(rt::Error err, const char* expr, int device) {
 }
 
 c10::DeviceIndex deviceCount() {
-  static const c10::DeviceIndex count =
-      static_cast<c10::DeviceIndex>(rt::driver().deviceCount());
+  static const c10::DeviceIndex count = static_cast<c10::DeviceIndex>(rt::driver().deviceCount());
   return count;
 }
 
@@ -51,9 +50,8 @@ void checkDeviceIndex(c10::DeviceIndex index) {
   throwAcceleratorError(
       rt::Error::InvalidDevice,
       c10::str("Invalid device index accel:", static_cast<int>(index), ": this process has ",
-               static_cast<int>(deviceCount()), " accel device(s) (driver '",
-               rt::driver().name(), "'); valid indices are 0 to ",
-               static_cast<int>(deviceCount()) - 1, "."));
+               static_cast<int>(deviceCount()), " accel device(s) (driver '", rt::driver().name(),
+               "'); valid indices are 0 to ", static_cast<int>(deviceCount()) - 1, "."));
 }
 
 void checkNotForked() {

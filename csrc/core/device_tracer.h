@@ -25,8 +25,8 @@ struct DeviceActivity {
   uint64_t correlation = 0;  // the operation's (or range's) id, as the profiler numbered it
   bool user_range = false;   // a record_function range rather than an operation
   c10::DeviceIndex device = 0;
-  int64_t stream = 0;        // c10::Stream id
-  int64_t start_ns = 0;      // Unix time, as Kineto's timestamps
+  int64_t stream = 0;    // c10::Stream id
+  int64_t start_ns = 0;  // Unix time, as Kineto's timestamps
   int64_t end_ns = 0;
 };
 
@@ -57,10 +57,10 @@ class DeviceTracer {
   std::vector<Frame>& frames();
   void emit(const Frame& frame, std::vector<Frame>& stack);
 
-  const uint64_t generation_;     // tells this tracer's thread-local frames from stale ones
-  bool counts_work_ = false;      // the driver counts work; otherwise innermost ops are traced
+  const uint64_t generation_;  // tells this tracer's thread-local frames from stale ones
+  bool counts_work_ = false;   // the driver counts work; otherwise innermost ops are traced
   std::atomic<bool> active_{false};
-  std::vector<int64_t> ref_ns_;   // per device: Unix time of ref_[d]
+  std::vector<int64_t> ref_ns_;  // per device: Unix time of ref_[d]
   std::vector<rt::Event> ref_;
   std::mutex mu_;
   std::vector<Pending> pending_;  // guarded by mu_

@@ -50,12 +50,10 @@ uint64_t AccelGeneratorImpl::seed() {
 }
 
 void AccelGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
-  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
-                  new_state.device().is_cpu(),
+  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && new_state.device().is_cpu(),
               "RNG state must be a torch.ByteTensor");
   TORCH_CHECK(static_cast<size_t>(new_state.numel()) == kStateBytes,
-              "RNG state is wrong size: expected ", kStateBytes, " bytes, got ",
-              new_state.numel());
+              "RNG state is wrong size: expected ", kStateBytes, " bytes, got ", new_state.numel());
   uint64_t words[2];
   std::memcpy(words, new_state.data(), kStateBytes);
   TORCH_CHECK(words[1] % 4 == 0, "offset must be a multiple of 4");

@@ -130,8 +130,7 @@ void Graph::captureBegin(c10::MempoolId_t pool, rt::CaptureMode mode) {
     rt::driver().streamEndCapture(rs, &exec);
     if (exec != nullptr) rt::driver().graphDestroy(exec);
     TORCH_CHECK(false, "cannot capture into pool (", id.first, ", ", id.second, ") on ",
-                deviceName(device), ": ", e.what(),
-                " (two captures at once cannot share a pool)");
+                deviceName(device), ": ", e.what(), " (two captures at once cannot share a pool)");
   }
 
   device_ = device;
@@ -189,16 +188,17 @@ void Graph::failCapture(rt::Error error, const std::string& reason) {
   if (why.empty()) {
     switch (error) {
       case rt::Error::CaptureUnjoined:
-        why = "a stream joined the capture (it waited on an event recorded in it) and did not "
-              "rejoin the capturing stream; make the capturing stream wait for it (e.g. "
-              "capture_stream.wait_stream(side_stream)) before the capture ends";
+        why =
+            "a stream joined the capture (it waited on an event recorded in it) and did not "
+            "rejoin the capturing stream; make the capturing stream wait for it (e.g. "
+            "capture_stream.wait_stream(side_stream)) before the capture ends";
         break;
       case rt::Error::CaptureInvalidated:
-        why = "an operation not permitted during a capture (a synchronize, or a wait for work "
-              "outside the capture) invalidated it";
+        why =
+            "an operation not permitted during a capture (a synchronize, or a wait for work "
+            "outside the capture) invalidated it";
         break;
-      default:
-        why = std::string("the driver reported '") + rt::errorString(error) + "'";
+      default: why = std::string("the driver reported '") + rt::errorString(error) + "'";
     }
   }
   philox_.clear();
@@ -291,9 +291,9 @@ bool Graph::capturedPhiloxState(AccelGeneratorImpl* generator, uint64_t counters
     // Allocated on the capturing stream, so from the graph's pool.
     at::Tensor words = at::empty({2}, at::TensorOptions().dtype(at::kLong).device(
                                           c10::Device(c10::DeviceType::PrivateUse1, device)));
-    slots.push_back(PhiloxSlot{
-        at::Generator(c10::intrusive_ptr<c10::GeneratorImpl>::reclaim_copy(generator)),
-        std::move(words), 0});
+    slots.push_back(
+        PhiloxSlot{at::Generator(c10::intrusive_ptr<c10::GeneratorImpl>::reclaim_copy(generator)),
+                   std::move(words), 0});
     slot = slots.end() - 1;
   }
   state->seed = 0;

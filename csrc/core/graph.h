@@ -42,8 +42,7 @@ class Graph {
   // Begins capturing the current stream of the current device. `pool` {0, 0} gives the
   // graph a private pool of its own; another graph's pool() (or a MemPool's id, or
   // newPoolId()) shares that pool.
-  void captureBegin(c10::MempoolId_t pool = {0, 0},
-                    rt::CaptureMode mode = rt::CaptureMode::Global);
+  void captureBegin(c10::MempoolId_t pool = {0, 0}, rt::CaptureMode mode = rt::CaptureMode::Global);
   // Ends the capture (on the stream it began on). If the capture failed (a synchronising op,
   // a stream that never rejoined), raises why; the graph is then empty, as after reset().
   void captureEnd();

@@ -34,9 +34,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
 
   c10::Stream getStream(c10::Device d) const override { return currentStream(d.index()); }
-  c10::Stream getDefaultStream(c10::Device d) const override {
-    return defaultStream(d.index());
-  }
+  c10::Stream getDefaultStream(c10::Device d) const override { return defaultStream(d.index()); }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool high_priority) const override {
     return streamFromPool(d.index(), high_priority);
   }
@@ -62,16 +60,15 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   // Events are created lazily on first record, like CUDA's.
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
               const c10::EventFlag flag) const override {
-    TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
-                "Event device index ", static_cast<int>(device_index),
-                " does not match recording stream's device index ",
+    TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
+                static_cast<int>(device_index), " does not match recording stream's device index ",
                 static_cast<int>(stream.device_index()), ".");
     int device = stream.device_index();
     if (!*event) {
       rt::Event ev = nullptr;
       // torch.Event(enable_timing=True) asks for BACKEND_DEFAULT (CUDA's convention).
-      unsigned flags = flag == c10::EventFlag::BACKEND_DEFAULT ? rt::kEventDefault
-                                                               : rt::kEventDisableTiming;
+      unsigned flags =
+          flag == c10::EventFlag::BACKEND_DEFAULT ? rt::kEventDefault : rt::kEventDisableTiming;
       ACCEL_RT_CHECK(rt::driver().eventCreate(device, &ev, flags), device);
       *event = ev;
     }
@@ -99,8 +96,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   double elapsedTime(void* start, void* end, const c10::DeviceIndex device_index) const override {
     TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
     float ms = 0;
-    ACCEL_RT_CHECK(rt::driver().eventElapsedTime(&ms, asEvent(start), asEvent(end)),
-                   device_index);
+    ACCEL_RT_CHECK(rt::driver().eventElapsedTime(&ms, asEvent(start), asEvent(end)), device_index);
     return ms;
   }
 
@@ -112,8 +108,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   void synchronizeStream(const c10::Stream& stream) const override {
     hostSyncPoint("torch.Stream.synchronize()");
-    ACCEL_RT_CHECK(rt::driver().streamSynchronize(runtimeStream(stream)),
-                   stream.device_index());
+    ACCEL_RT_CHECK(rt::driver().streamSynchronize(runtimeStream(stream)), stream.device_index());
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
     hostSyncPoint("torch.accelerator.synchronize()", SyncKind::DeviceSynchronize);

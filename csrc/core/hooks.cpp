@@ -37,9 +37,7 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   bool hasPrimaryContext(c10::DeviceIndex device_index) const override { return true; }
   void init() const override { checkNotForked(); }
   c10::DeviceIndex deviceCount() const override { return accel::deviceCount(); }
-  void setCurrentDevice(c10::DeviceIndex device) const override {
-    accel::setCurrentDevice(device);
-  }
+  void setCurrentDevice(c10::DeviceIndex device) const override { accel::setCurrentDevice(device); }
   c10::DeviceIndex getCurrentDevice() const override { return currentDevice(); }
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex device) const override {
     c10::DeviceIndex old = currentDevice();

@@ -42,8 +42,8 @@ void addTime(HostTimeStat& t, int64_t us) {
 }
 
 int64_t microsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now() - start)
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               start)
       .count();
 }
 
@@ -83,8 +83,7 @@ class PinnedCache {
     for (rt::Stream stream : block->streams) {
       rt::Event event = nullptr;
       const int device = rt::driver().streamDevice(stream);
-      if (rt::driver().eventCreate(device, &event, rt::kEventDisableTiming) !=
-          rt::Error::Success) {
+      if (rt::driver().eventCreate(device, &event, rt::kEventDisableTiming) != rt::Error::Success) {
         continue;
       }
       if (rt::driver().eventRecord(event, stream) != rt::Error::Success) {
@@ -184,8 +183,8 @@ class PinnedCache {
   }
 
   std::mutex mu_;
-  std::map<uintptr_t, HostBlock*> blocks_;            // every block, by address
-  std::map<size_t, std::vector<HostBlock*>> free_;    // reusable blocks, by size
+  std::map<uintptr_t, HostBlock*> blocks_;          // every block, by address
+  std::map<size_t, std::vector<HostBlock*>> free_;  // reusable blocks, by size
   std::vector<std::pair<rt::Event, HostBlock*>> pending_;
   HostStats stats_;
 };

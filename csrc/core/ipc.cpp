@@ -139,13 +139,12 @@ SharedStorage shareStorage(const c10::Storage& storage) {
 c10::Storage openSharedStorage(int device, const rt::IpcMemHandle& segment, size_t offset,
                                size_t nbytes, int lease_fd) {
   checkDeviceIndex(static_cast<c10::DeviceIndex>(device));
-  TORCH_CHECK(offset + nbytes <= segment.size || segment.size == 0,
-              "shared accel storage of ", nbytes, " bytes at offset ", offset,
-              " does not fit its segment of ", segment.size, " bytes");
+  TORCH_CHECK(offset + nbytes <= segment.size || segment.size == 0, "shared accel storage of ",
+              nbytes, " bytes at offset ", offset, " does not fit its segment of ", segment.size,
+              " bytes");
   const int lock_fd = reopen(lease_fd);
   TORCH_CHECK(lock_fd >= 0 && lockByte(lock_fd, F_RDLCK),
-              "cannot receive an accel tensor: locking its lease failed: ",
-              std::strerror(errno));
+              "cannot receive an accel tensor: locking its lease failed: ", std::strerror(errno));
   char flag = 1;
   if (pwrite(lock_fd, &flag, 1, 0) != 1) {
     close(lock_fd);
@@ -167,8 +166,9 @@ c10::Storage openSharedStorage(int device, const rt::IpcMemHandle& segment, size
     base = m.base;
   }
   auto* ctx = new Imported{segment.id, lock_fd, device, segment, offset};
-  c10::DataPtr data(static_cast<char*>(base) + offset, ctx, &releaseImported,
-                    c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
+  c10::DataPtr data(
+      static_cast<char*>(base) + offset, ctx, &releaseImported,
+      c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
   // Not resizable: a resize would reach past the producer's block.
   return c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data),
                       /*allocator=*/nullptr, /*resizable=*/false);
@@ -176,8 +176,8 @@ c10::Storage openSharedStorage(int device, const rt::IpcMemHandle& segment, size
 
 void acknowledgeLease(int lease_fd) {
   char flag = 1;
-  TORCH_CHECK(pwrite(lease_fd, &flag, 1, 0) == 1, "cannot acknowledge an accel tensor: ",
-              std::strerror(errno));
+  TORCH_CHECK(pwrite(lease_fd, &flag, 1, 0) == 1,
+              "cannot acknowledge an accel tensor: ", std::strerror(errno));
 }
 
 void collectShared() {

@@ -19,7 +19,7 @@ struct SharedStorage {
   rt::IpcMemHandle segment;  // the driver allocation holding the storage
   size_t offset = 0;         // of the storage's data in it
   size_t nbytes = 0;
-  int lease_fd = -1;         // the producer's lease (it keeps the descriptor)
+  int lease_fd = -1;  // the producer's lease (it keeps the descriptor)
 };
 
 // Raises a clear error when the storage cannot be shared. Waits for the work queued on the

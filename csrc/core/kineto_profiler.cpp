@@ -27,9 +27,9 @@ namespace {
 using libkineto::ActivityType;
 
 const std::set<ActivityType>& accelActivities() {
-  static const std::set<ActivityType> types = {
-      ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY, ActivityType::GPU_MEMSET,
-      ActivityType::GPU_USER_ANNOTATION};
+  static const std::set<ActivityType> types = {ActivityType::CONCURRENT_KERNEL,
+                                               ActivityType::GPU_MEMCPY, ActivityType::GPU_MEMSET,
+                                               ActivityType::GPU_USER_ANNOTATION};
   return types;
 }
 
@@ -57,8 +57,9 @@ class AccelSession final : public libkineto::IActivityProfilerSession {
   std::vector<std::string> errors() override { return {}; }
 
   void processTrace(libkineto::ActivityLogger& logger) override {
-    processTrace(logger, [](int32_t) -> const libkineto::ITraceActivity* { return nullptr; },
-                 start_ns_, end_ns_);
+    processTrace(
+        logger, [](int32_t) -> const libkineto::ITraceActivity* { return nullptr; }, start_ns_,
+        end_ns_);
   }
 
   void processTrace(libkineto::ActivityLogger& logger,
@@ -95,10 +96,10 @@ class AccelSession final : public libkineto::IActivityProfilerSession {
   std::vector<libkineto::ResourceInfo> getResourceInfos() override {
     std::vector<libkineto::ResourceInfo> infos;
     for (const auto& [device, stream] : streams_) {
-      infos.push_back(libkineto::ResourceInfo{
-          stream, stream, device,
-          "accel:" + std::to_string(device) + " stream " + std::to_string(stream) +
-              (stream == 0 ? " (default)" : "")});
+      infos.push_back(libkineto::ResourceInfo{stream, stream, device,
+                                              "accel:" + std::to_string(device) + " stream " +
+                                                  std::to_string(stream) +
+                                                  (stream == 0 ? " (default)" : "")});
     }
     return infos;
   }
@@ -114,9 +115,7 @@ class AccelSession final : public libkineto::IActivityProfilerSession {
 
  private:
   static constexpr int64_t kSortIndex = 1 << 20;  // below the CPU rows
-  static int64_t nowNs() {
-    return libkineto::timeSinceEpoch(std::chrono::system_clock::now());
-  }
+  static int64_t nowNs() { return libkineto::timeSinceEpoch(std::chrono::system_clock::now()); }
 
   DeviceTracer tracer_;
   int64_t start_ns_ = 0;
@@ -130,9 +129,7 @@ class AccelSession final : public libkineto::IActivityProfilerSession {
 class AccelActivityProfiler final : public libkineto::IActivityProfiler {
  public:
   const std::string& name() const override { return name_; }
-  const std::set<ActivityType>& availableActivities() const override {
-    return accelActivities();
-  }
+  const std::set<ActivityType>& availableActivities() const override { return accelActivities(); }
 
   std::unique_ptr<libkineto::IActivityProfilerSession> configure(
       const std::set<ActivityType>& activity_types, const libkineto::Config& config) override {

@@ -12,8 +12,8 @@ void recordMemoryHistory(const std::optional<std::string>& enabled,
                          const std::optional<std::string>& context, const std::string& stacks,
                          size_t max_entries, bool clear_history) {
   TORCH_CHECK(!enabled || *enabled == "state" || *enabled == "all",
-              "_record_memory_history: enabled must be None, 'state' or 'all', got '",
-              *enabled, "'");
+              "_record_memory_history: enabled must be None, 'state' or 'all', got '", *enabled,
+              "'");
   TORCH_CHECK(!context || *context == "state" || *context == "alloc" || *context == "all",
               "_record_memory_history: context must be None, 'state', 'alloc' or 'all', got '",
               *context, "'");

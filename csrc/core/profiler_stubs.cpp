@@ -27,9 +27,8 @@ struct AccelProfilerStubs final : torch::profiler::impl::ProfilerStubs {
       rt::driver().eventDestroy(ev);
       return;
     }
-    *event = std::shared_ptr<void>(ev, [](void* e) {
-      rt::driver().eventDestroy(static_cast<rt::Event>(e));
-    });
+    *event = std::shared_ptr<void>(
+        ev, [](void* e) { rt::driver().eventDestroy(static_cast<rt::Event>(e)); });
   }
 
   // Microseconds between two recorded events; 0 when either is missing (an operation that

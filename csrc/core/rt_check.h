@@ -11,10 +11,10 @@ namespace accel {
 
 }  // namespace accel
 
-#define ACCEL_RT_CHECK(expr, device)                                   \
-  do {                                                                 \
-    ::accel::rt::Error accel_err_ = (expr);                            \
-    if (C10_UNLIKELY(accel_err_ != ::accel::rt::Error::Success)) {     \
-      ::accel::throwRuntimeError(accel_err_, #expr, (device));         \
-    }                                                                  \
+#define ACCEL_RT_CHECK(expr, device)                               \
+  do {                                                             \
+    ::accel::rt::Error accel_err_ = (expr);                        \
+    if (C10_UNLIKELY(accel_err_ != ::accel::rt::Error::Success)) { \
+      ::accel::throwRuntimeError(accel_err_, #expr, (device));     \
+    }                                                              \
   } while (0)

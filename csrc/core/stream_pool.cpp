@@ -131,8 +131,7 @@ rt::Stream runtimeStream(const c10::Stream& stream) {
 rt::Stream currentRuntimeStream(c10::DeviceIndex device) {
   c10::StreamId id = currentId(device);
   if (id == 0) return rt::driver().defaultStream(device);
-  return id < kExternalBase ? pool(device).streams[id - 1]
-                            : runtimeStream(makeStream(device, id));
+  return id < kExternalBase ? pool(device).streams[id - 1] : runtimeStream(makeStream(device, id));
 }
 
 }  // namespace accel

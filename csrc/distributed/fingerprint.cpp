@@ -98,8 +98,8 @@ void Fingerprint::check(c10d::Backend& gloo, int rank, uint64_t sequence,
 
   const int64_t* w = all.data_ptr<int64_t>();
   auto row = [&](int r) { return w + r * width; };
-  const std::string where = "collective #" + std::to_string(sequence) + " of process group '" +
-                            group + "'";
+  const std::string where =
+      "collective #" + std::to_string(sequence) + " of process group '" + group + "'";
   for (int r = 0; r < world_; ++r) {
     if (!std::equal(row(0), row(0) + kHeaderWords, row(r))) {
       TORCH_CHECK_WITH(DistBackendError, false, "accl: the ranks disagree on ", where,

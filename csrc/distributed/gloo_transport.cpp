@@ -18,7 +18,7 @@ enum HeaderWord { kMagic, kDtype, kNumel, kHeaderWords };
 struct StagedOp {
   Op op;
   at::Tensor host_in;
-  at::Tensor host_out;  // the same tensor as host_in when the op works in place
+  at::Tensor host_out;     // the same tensor as host_in when the op works in place
   at::Tensor host_factor;  // PREMUL_SUM with a tensor factor
 };
 
@@ -143,9 +143,7 @@ class Runner {
         if (op.peer == rank_) average(s, in[0], world_);
         break;
       }
-      case OpKind::AllGather:
-        gloo_._allgather_base(s.host_out, s.host_in)->wait();
-        break;
+      case OpKind::AllGather: gloo_._allgather_base(s.host_out, s.host_in)->wait(); break;
       case OpKind::ReduceScatter: {
         premultiply(s, s.host_in);
         c10d::ReduceScatterOptions o;
@@ -176,12 +174,9 @@ class Runner {
         gloo_.scatter(out, scattered, o)->wait();
         break;
       }
-      case OpKind::Barrier:
-        gloo_.barrier()->wait();
-        break;
+      case OpKind::Barrier: gloo_.barrier()->wait(); break;
       case OpKind::Send:
-      case OpKind::Recv:
-        break;
+      case OpKind::Recv: break;
     }
   }
 
@@ -286,33 +281,34 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
   // What the host task needs outlives the call: the closure owns it.
   auto work_failure = s.work_failure;
   auto group_failure = s.group_failure;
-  const std::string context = std::string("accl: ") + s.name + " on accel:" +
-                              std::to_string(s.device) + " (rank " + std::to_string(rank_) +
-                              " of " + std::to_string(world_) + ", process group '" + s.group +
-                              "')";
+  const std::string context = std::string("accl: ") + s.name +
+                              " on accel:" + std::to_string(s.device) + " (rank " +
+                              std::to_string(rank_) + " of " + std::to_string(world_) +
+                              ", process group '" + s.group + "')";
   auto shared = std::make_shared<std::vector<StagedOp>>(std::move(staged));
-  enqueueHostTask(s.stream, s.device,
-                  [gloo = gloo_, shared, fingerprint, context, work_failure, group_failure,
-                   rank = rank_, world = world_, sequence = s.sequence, group = s.group] {
-    std::string message;
-    try {
-      if (group_failure->failed()) {
-        message = context + " was skipped: an earlier collective of the group failed: " +
-                  group_failure->message();
-      } else {
-        if (!fingerprint.empty()) fingerprint.check(*gloo, rank, sequence, group);
-        Runner(*gloo, rank, world).run(*shared);
-        return;
-      }
-    } catch (const std::exception& e) {
-      message = context + " failed: " + messageOf(e);
-    }
-    auto error = std::make_exception_ptr(c10::DistBackendError(
-        c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
-    work_failure->set(error, message);
-    group_failure->set(error, message);
-    throw std::runtime_error(message);
-  });
+  enqueueHostTask(
+      s.stream, s.device,
+      [gloo = gloo_, shared, fingerprint, context, work_failure, group_failure, rank = rank_,
+       world = world_, sequence = s.sequence, group = s.group] {
+        std::string message;
+        try {
+          if (group_failure->failed()) {
+            message = context + " was skipped: an earlier collective of the group failed: " +
+                      group_failure->message();
+          } else {
+            if (!fingerprint.empty()) fingerprint.check(*gloo, rank, sequence, group);
+            Runner(*gloo, rank, world).run(*shared);
+            return;
+          }
+        } catch (const std::exception& e) {
+          message = context + " failed: " + messageOf(e);
+        }
+        auto error = std::make_exception_ptr(c10::DistBackendError(
+            c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
+        work_failure->set(error, message);
+        group_failure->set(error, message);
+        throw std::runtime_error(message);
+      });
 
   for (const StagedOp& st : *shared) {
     if (writesOutput(st.op, rank_)) {

@@ -62,14 +62,16 @@ class NcclTransport final : public Transport {
  public:
   NcclTransport(const comm::Plugin& plugin, c10::intrusive_ptr<c10d::Store> store,
                 c10::intrusive_ptr<c10d::Backend> gloo, int rank, int world)
-      : plugin_(plugin), store_(std::move(store)), gloo_(std::move(gloo)), rank_(rank),
+      : plugin_(plugin),
+        store_(std::move(store)),
+        gloo_(std::move(gloo)),
+        rank_(rank),
         world_(world) {}
 
   const char* name() const override { return "nccl"; }
   bool pointToPointLanes() const override { return false; }
 
-  void submit(std::vector<Op> ops, const Fingerprint& fingerprint,
-              const Submission& s) override {
+  void submit(std::vector<Op> ops, const Fingerprint& fingerprint, const Submission& s) override {
     try {
       if (!fingerprint.empty()) fingerprint.check(*gloo_, rank_, s.sequence, s.group);
       comm::Communicator& c = communicator(s.device);
@@ -79,8 +81,8 @@ class NcclTransport final : public Transport {
       for (Op& op : ops) queue(c, op, s.device, stream);
       ok(c.groupEnd());
     } catch (const std::exception& e) {
-      const std::string message = std::string("accl: ") + s.name + " on accel:" +
-                                  std::to_string(s.device) + " failed: " + e.what();
+      const std::string message = std::string("accl: ") + s.name +
+                                  " on accel:" + std::to_string(s.device) + " failed: " + e.what();
       auto error = std::make_exception_ptr(c10::DistBackendError(
           c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
       s.work_failure->set(error, message);
@@ -123,7 +125,9 @@ class NcclTransport final : public Transport {
     auto in = [&](size_t off = 0) {
       return static_cast<const char*>(op.input.const_data_ptr()) + off * elem;
     };
-    auto out = [&](size_t off = 0) { return static_cast<char*>(op.output.data_ptr()) + off * elem; };
+    auto out = [&](size_t off = 0) {
+      return static_cast<char*>(op.output.data_ptr()) + off * elem;
+    };
     switch (op.kind) {
       case OpKind::AllReduce: {
         CommReduction r = commReduction(op.reduce, t);
@@ -169,11 +173,12 @@ class NcclTransport final : public Transport {
       case OpKind::Barrier: {
         // NCCL's barrier: an all-reduce of one element.
         if (!barrier_.defined()) {
-          barrier_ = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(
-                                        c10::Device(c10::DeviceType::PrivateUse1, device)));
+          barrier_ = at::zeros({1}, at::TensorOptions()
+                                        .dtype(at::kFloat)
+                                        .device(c10::Device(c10::DeviceType::PrivateUse1, device)));
         }
-        ok(c.allReduce(barrier_.const_data_ptr(), barrier_.data_ptr(), 1,
-                       comm::DataType::Float32, comm::Reduction{}, stream));
+        ok(c.allReduce(barrier_.const_data_ptr(), barrier_.data_ptr(), 1, comm::DataType::Float32,
+                       comm::Reduction{}, stream));
         break;
       }
     }

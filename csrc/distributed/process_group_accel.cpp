@@ -28,10 +28,9 @@ void checkReduceOp(const char* name, const c10d::ReduceOp& op, at::ScalarType dt
                      ": cannot use ReduceOp.AVG with boolean inputs");
   }
   if (op == c10d::ReduceOp::PREMUL_SUM) {
-    TORCH_CHECK_TYPE(dtype == at::kHalf || dtype == at::kFloat || dtype == at::kBFloat16 ||
-                         dtype == at::kDouble,
-                     "accl ", name,
-                     ": PREMUL_SUM needs a half, float, bfloat16 or double tensor, got ", dtype);
+    TORCH_CHECK_TYPE(
+        dtype == at::kHalf || dtype == at::kFloat || dtype == at::kBFloat16 || dtype == at::kDouble,
+        "accl ", name, ": PREMUL_SUM needs a half, float, bfloat16 or double tensor, got ", dtype);
     TORCH_CHECK_VALUE(op.supplement_, "accl ", name, ": PREMUL_SUM without its factor");
   }
 }
@@ -42,8 +41,8 @@ void checkSame(const char* name, const at::Tensor& a, const at::Tensor& b, const
 }
 
 const at::Tensor& single(const char* name, const std::vector<at::Tensor>& tensors) {
-  TORCH_CHECK_VALUE(tensors.size() == 1, "accl ", name,
-                    " takes one tensor per process, got ", tensors.size());
+  TORCH_CHECK_VALUE(tensors.size() == 1, "accl ", name, " takes one tensor per process, got ",
+                    tensors.size());
   return tensors[0];
 }
 
@@ -52,9 +51,9 @@ std::vector<int64_t> rowSplits(const char* name, const std::vector<int64_t>& spl
                                const at::Tensor& t, int world, const char* which) {
   TORCH_CHECK_VALUE(t.dim() > 0, "accl ", name, ": the ", which, " tensor must have a dim 0");
   if (splits.empty()) {
-    TORCH_CHECK_VALUE(t.size(0) % world == 0, "accl ", name, ": the ", which,
-                      " tensor's dim 0 (", t.size(0), ") does not divide by the world size (",
-                      world, ") and no ", which, " split sizes were given");
+    TORCH_CHECK_VALUE(t.size(0) % world == 0, "accl ", name, ": the ", which, " tensor's dim 0 (",
+                      t.size(0), ") does not divide by the world size (", world, ") and no ", which,
+                      " split sizes were given");
     return std::vector<int64_t>(world, t.size(0) / world);
   }
   TORCH_CHECK_VALUE(splits.size() == static_cast<size_t>(world), "accl ", name, ": ", which,
@@ -78,9 +77,8 @@ class ProcessGroupAccel::Call {
        const std::vector<at::Tensor>& tensors, std::optional<at::Device> device = std::nullopt)
       : pg_(pg), lock_(pg.mu_), name(collectiveName(collective)) {
     if (pg.failure_->failed()) {
-      TORCH_CHECK_WITH(DistBackendError, false, "accl ", name, ": process group '",
-                       pg.groupName(), "' cannot be used after a failed collective: ",
-                       pg.failure_->message());
+      TORCH_CHECK_WITH(DistBackendError, false, "accl ", name, ": process group '", pg.groupName(),
+                       "' cannot be used after a failed collective: ", pg.failure_->message());
     }
     const c10::DeviceIndex index = pg.resolveDevice(tensors, device, name);
     if (pg.coalesced_) {
@@ -205,8 +203,9 @@ c10::DeviceIndex ProcessGroupAccel::resolveDevice(const std::vector<at::Tensor>&
     checkDeviceIndex(*device_);
   }
   if (requested && requested->index() != *device_) {
-    TORCH_CHECK(false, "accl ", name, ": the tensor is on accel:",
-                static_cast<int>(requested->index()), ", but process group '", groupName(),
+    TORCH_CHECK(false, "accl ", name,
+                ": the tensor is on accel:", static_cast<int>(requested->index()),
+                ", but process group '", groupName(),
                 "' communicates on accel:", static_cast<int>(*device_),
                 getBoundDeviceId() ? " (its device_id)" : " (the device of its first collective)",
                 "; use one accel device per process");
@@ -347,8 +346,8 @@ void checkList(const char* name, const std::vector<at::Tensor>& list, const at::
   for (const at::Tensor& t : list) {
     checkSame(name, t, like, "every tensor of the list and the single tensor");
     TORCH_CHECK_VALUE(t.numel() == like.numel(), "accl ", name, ": every tensor of the ", what,
-                      " list must have ", like.numel(), " elements (as ", like.sizes(),
-                      "), got ", t.sizes());
+                      " list must have ", like.numel(), " elements (as ", like.sizes(), "), got ",
+                      t.sizes());
   }
 }
 
@@ -429,8 +428,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::tensorPairs(
     const at::Tensor& all = gather ? out : in;
     TORCH_CHECK_VALUE(all.numel() == one.numel() * call.world(), "accl ", call.name, ": the ",
                       gather ? "output" : "input", " must have world size (", call.world(),
-                      ") times the ", one.numel(), " elements of the ",
-                      gather ? "input" : "output", ", got ", all.numel());
+                      ") times the ", one.numel(), " elements of the ", gather ? "input" : "output",
+                      ", got ", all.numel());
     Op op;
     op.kind = kind;
     op.input = in;
@@ -470,9 +469,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::gather(
       }
     });
   } else {
-    TORCH_CHECK_VALUE(outputs.empty() || outputs[0].empty(),
-                      "accl gather: only the root (rank ", opts.rootRank,
-                      ") takes a gather list");
+    TORCH_CHECK_VALUE(outputs.empty() || outputs[0].empty(), "accl gather: only the root (rank ",
+                      opts.rootRank, ") takes a gather list");
   }
   b.fingerprint.add(Collective::Gather, in.scalar_type(), in.sizes(), opts.rootRank);
   b.ops.push_back(std::move(op));
@@ -500,9 +498,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::scatter(
     }
     op.input = flat;
   } else {
-    TORCH_CHECK_VALUE(inputs.empty() || inputs[0].empty(),
-                      "accl scatter: only the root (rank ", opts.rootRank,
-                      ") takes a scatter list");
+    TORCH_CHECK_VALUE(inputs.empty() || inputs[0].empty(), "accl scatter: only the root (rank ",
+                      opts.rootRank, ") takes a scatter list");
   }
   Batch& b = call.batch();
   b.fingerprint.add(Collective::Scatter, out.scalar_type(), out.sizes(), opts.rootRank);
@@ -564,8 +561,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::alltoall_base(
   checkSame(call.name, input, output, "input and output");
   const int world = call.world();
   std::vector<int64_t> in_rows = rowSplits(call.name, input_split_sizes, input, world, "input");
-  std::vector<int64_t> out_rows =
-      rowSplits(call.name, output_split_sizes, output, world, "output");
+  std::vector<int64_t> out_rows = rowSplits(call.name, output_split_sizes, output, world, "output");
   TORCH_CHECK_VALUE(input.sizes().slice(1) == output.sizes().slice(1), "accl ", call.name,
                     ": input and output rows differ: ", input.sizes(), " and ", output.sizes());
   const int64_t row = input.size(0) ? input.numel() / input.size(0) : 0;
@@ -578,8 +574,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::alltoall_base(
     op.output_splits.push_back(out_rows[r] * row);
   }
   Batch& b = call.batch();
-  b.fingerprint.add(Collective::AllToAllSingle, input.scalar_type(), input.sizes().slice(1), -1,
-                    -1, op.input_splits, op.output_splits);
+  b.fingerprint.add(Collective::AllToAllSingle, input.scalar_type(), input.sizes().slice(1), -1, -1,
+                    op.input_splits, op.output_splits);
   b.ops.push_back(std::move(op));
   b.outputs.push_back(output);
   return call.finish();
@@ -592,10 +588,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAccel::alltoall(std::vector<at::Tenso
   tensors.insert(tensors.end(), inputs.begin(), inputs.end());
   Call call(*this, Collective::AllToAll, c10d::OpType::ALLTOALL, kCollectiveLane, tensors);
   const int world = call.world();
-  TORCH_CHECK_VALUE(inputs.size() == static_cast<size_t>(world) &&
-                        outputs.size() == static_cast<size_t>(world),
-                    "accl all_to_all: the input and output lists need one tensor per rank (",
-                    world, "), got ", inputs.size(), " and ", outputs.size());
+  TORCH_CHECK_VALUE(
+      inputs.size() == static_cast<size_t>(world) && outputs.size() == static_cast<size_t>(world),
+      "accl all_to_all: the input and output lists need one tensor per rank (", world, "), got ",
+      inputs.size(), " and ", outputs.size());
   Op op;
   op.kind = OpKind::AllToAll;
   int64_t in_total = 0, out_total = 0;

@@ -58,9 +58,9 @@ class ProcessGroupAccel final : public c10d::Backend {
                                            const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                  const c10d::AllgatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
-      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
-      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
       const c10d::AllgatherOptions& opts) override;
@@ -115,8 +115,8 @@ class ProcessGroupAccel final : public c10d::Backend {
   c10::intrusive_ptr<Work> submit(Batch& batch);
   // all_gather_into_tensor / reduce_scatter_tensor, alone or coalesced: one flat op per
   // (output, input) pair, whose larger side has world-size times the other's elements.
-  c10::intrusive_ptr<c10d::Work> tensorPairs(OpKind kind, Collective collective,
-                                             c10d::OpType type, std::vector<at::Tensor>& outputs,
+  c10::intrusive_ptr<c10d::Work> tensorPairs(OpKind kind, Collective collective, c10d::OpType type,
+                                             std::vector<at::Tensor>& outputs,
                                              std::vector<at::Tensor>& inputs,
                                              const std::optional<c10d::ReduceOp>& reduce);
   std::string groupName() const;

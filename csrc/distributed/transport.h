@@ -18,10 +18,10 @@ namespace accel::dist {
 // Where and on behalf of what a batch runs.
 struct Submission {
   int device = 0;
-  rt::Stream stream = nullptr;  // already waits for the caller's current stream
-  const char* name = "";        // the collective, for messages ("all_reduce")
-  uint64_t sequence = 0;        // the group's collective counter, for messages
-  std::string group;            // the group's name, for messages
+  rt::Stream stream = nullptr;             // already waits for the caller's current stream
+  const char* name = "";                   // the collective, for messages ("all_reduce")
+  uint64_t sequence = 0;                   // the group's collective counter, for messages
+  std::string group;                       // the group's name, for messages
   std::shared_ptr<Failure> work_failure;   // this batch's Work
   std::shared_ptr<Failure> group_failure;  // the process group: set, later batches are refused
 };
@@ -37,8 +37,7 @@ class Transport {
   // check `fingerprint` (unless it is empty) before any data moves. A failure while the ops
   // run is recorded in both Failures, and raised on the stream so that the next synchronize
   // of the device reports it, as an asynchronous CUDA error does.
-  virtual void submit(std::vector<Op> ops, const Fingerprint& fingerprint,
-                      const Submission& s) = 0;
+  virtual void submit(std::vector<Op> ops, const Fingerprint& fingerprint, const Submission& s) = 0;
 };
 
 }  // namespace accel::dist

@@ -66,9 +66,9 @@ bool Work::wait(std::chrono::milliseconds timeout) {
   if (timeout != kNoTimeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (rt::driver().eventQuery(end_) == rt::Error::NotReady) {
-      TORCH_CHECK_WITH(DistBackendError, std::chrono::steady_clock::now() < deadline, "accl: ",
-                       name_, " on accel:", device, " did not complete within ", timeout.count(),
-                       " ms");
+      TORCH_CHECK_WITH(DistBackendError, std::chrono::steady_clock::now() < deadline,
+                       "accl: ", name_, " on accel:", device, " did not complete within ",
+                       timeout.count(), " ms");
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     rethrowIfFailed();

@@ -11,16 +11,16 @@ namespace accel::kernels {
 
 // The one list of dtypes the kernels support: name, C++ storage type, c10::ScalarType value.
 // Every switch over DType expands it (dtype.h); the C++ types are only named, never used, here.
-#define ACCEL_FORALL_DTYPES(_)       \
-  _(UInt8, uint8_t, 0)               \
-  _(Int8, int8_t, 1)                 \
-  _(Int16, int16_t, 2)               \
-  _(Int32, int32_t, 3)               \
-  _(Int64, int64_t, 4)               \
-  _(Half, c10::Half, 5)              \
-  _(Float, float, 6)                 \
-  _(Double, double, 7)               \
-  _(Bool, bool, 11)                  \
+#define ACCEL_FORALL_DTYPES(_) \
+  _(UInt8, uint8_t, 0)         \
+  _(Int8, int8_t, 1)           \
+  _(Int16, int16_t, 2)         \
+  _(Int32, int32_t, 3)         \
+  _(Int64, int64_t, 4)         \
+  _(Half, c10::Half, 5)        \
+  _(Float, float, 6)           \
+  _(Double, double, 7)         \
+  _(Bool, bool, 11)            \
   _(BFloat16, c10::BFloat16, 15)
 
 // Values equal c10::ScalarType's, so the aten layer converts with a cast.
@@ -37,8 +37,7 @@ constexpr bool isSupportedDType(int t) {
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
     return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 inline bool isSupported(DType t) { return isSupportedDType(static_cast<int>(t)); }

@@ -7,8 +7,6 @@
 
 namespace accel::kernels {
 
-
-
 struct AmpTable {
   // On float32 device scalars read by the kernel itself (no host reads): grads (operands
   // out = in, any floating dtype) *= *inv_scale, and *found_inf = 1 if any element is not
@@ -17,14 +15,12 @@ struct AmpTable {
                            rt::Stream stream);
   // torch._amp_update_scale_: one-element launch over the scale (operands out = in = scale).
   rt::Error (*amp_update_scale)(const ElementwiseDesc& d, int32_t* growth_tracker,
-                                const float* found_inf, double growth_factor,
-                                double backoff_factor, int64_t growth_interval,
-                                rt::Stream stream);
+                                const float* found_inf, double growth_factor, double backoff_factor,
+                                int64_t growth_interval, rt::Stream stream);
   template <class Exec>
   static AmpTable make();
 };
 const AmpTable& ampTable();  // the build of the driver in use
-
 
 // g * inv_scale, and found_inf = 1 if g is inf or NaN. Threads that find one all store the
 // same 1.0f, so the race is benign (as in CUDA's kernel).
@@ -81,9 +77,8 @@ rt::Error launchAmpUnscale(const ElementwiseDesc& d, float* found_inf, const flo
 
 template <class Exec>
 rt::Error launchAmpUpdateScale(const ElementwiseDesc& d, int32_t* growth_tracker,
-                               const float* found_inf, double growth_factor,
-                               double backoff_factor, int64_t growth_interval,
-                               rt::Stream stream) {
+                               const float* found_inf, double growth_factor, double backoff_factor,
+                               int64_t growth_interval, rt::Stream stream) {
   if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
   if (d.numel != 1 || d.op[0].dtype != DType::Float || d.op[1].dtype != DType::Float)
     return rt::Error::InvalidValue;

@@ -17,14 +17,32 @@
 namespace accel::kernels {
 
 // Add and Sub take alpha; Lerp takes the weight and ThresholdBackward the threshold as alpha
-// (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in the output dtype.
+// (both only with two tensors, never with a scalar rhs). Every op after Div needs both inputs in
+// the output dtype.
 enum class BinaryOp : int {
-  Add, Sub, Mul, Div,
-  DivFloor, DivTrunc, Pow, Maximum, Minimum, Remainder, Fmod, Atan2, Hypot,
-  BitwiseAnd, BitwiseOr, BitwiseXor,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  DivFloor,
+  DivTrunc,
+  Pow,
+  Maximum,
+  Minimum,
+  Remainder,
+  Fmod,
+  Atan2,
+  Hypot,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
   Lerp,  // a + alpha * (b - a), alpha the weight (a tensor weight is TernaryOp::Lerp)
   // Backward of activations: a is the incoming gradient, b the forward input (or output).
-  GeluBackward, GeluTanhBackward, SiluBackward, TanhBackward, SigmoidBackward,
+  GeluBackward,
+  GeluTanhBackward,
+  SiluBackward,
+  TanhBackward,
+  SigmoidBackward,
   ThresholdBackward,
 };
 
@@ -32,13 +50,11 @@ struct BinaryTable {
   // out = a op (alpha * b) for Add/Sub (alpha ignored otherwise); computed in out's dtype.
   rt::Error (*binary)(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream);
   // out = a op rhs: operand 0 is the output, operand 1 the tensor input.
-  rt::Error (*binary_scalar)(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
-                             rt::Stream stream);
+  rt::Error (*binary_scalar)(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream);
   template <class Exec>
   static BinaryTable make();
 };
 const BinaryTable& binaryTable();  // the build of the driver in use
-
 
 template <class T>
 struct AddOp {
@@ -66,31 +82,36 @@ struct DivOp {
   ACCEL_HD T operator()(T a, T b) const { return a / b; }
 };
 
-#define ACCEL_BINARY_FUNCTOR(NAME, EXPR)                 \
-  template <class T>                                     \
-  struct NAME {                                          \
-    using compute_t = T;                                 \
+#define ACCEL_BINARY_FUNCTOR(NAME, EXPR)                   \
+  template <class T>                                       \
+  struct NAME {                                            \
+    using compute_t = T;                                   \
     ACCEL_HD T operator()(T a, T b) const { return EXPR; } \
   };
 
 // NaN-propagating, like torch.maximum / torch.minimum.
 ACCEL_BINARY_FUNCTOR(MaximumOp, a != a ? a : (b != b ? b : (a > b ? a : b)))
 ACCEL_BINARY_FUNCTOR(MinimumOp, a != a ? a : (b != b ? b : (a < b ? a : b)))
+// clang-format would read `T>(a & b` as a declaration.
+// clang-format off
 ACCEL_BINARY_FUNCTOR(BitwiseAndOp, static_cast<T>(a & b))
+// clang-format on
 ACCEL_BINARY_FUNCTOR(BitwiseOrOp, static_cast<T>(a | b))
 ACCEL_BINARY_FUNCTOR(BitwiseXorOp, static_cast<T>(a ^ b))
 ACCEL_BINARY_FUNCTOR(Atan2Op, std::atan2(a, b))
 ACCEL_BINARY_FUNCTOR(HypotOp, std::hypot(a, b))
-ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a * (T(1) - b * b))
-ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a * (T(1) - b) * b)
+ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a*(T(1) - b * b))
+ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a*(T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR
 
 template <class T>
 struct DivTruncOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
-    if constexpr (isFloating<T>) return std::trunc(a / b);
-    else return b == T(0) ? T(0) : static_cast<T>(a / b);
+    if constexpr (isFloating<T>)
+      return std::trunc(a / b);
+    else
+      return b == T(0) ? T(0) : static_cast<T>(a / b);
   }
 };
 
@@ -144,8 +165,10 @@ template <class T>
 struct FmodOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
-    if constexpr (isFloating<T>) return std::fmod(a, b);
-    else return b == T(0) ? T(0) : static_cast<T>(a % b);
+    if constexpr (isFloating<T>)
+      return std::fmod(a, b);
+    else
+      return b == T(0) ? T(0) : static_cast<T>(a % b);
   }
 };
 
@@ -294,37 +317,23 @@ rt::Error launchBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::
     using Out = typename decltype(tag)::type;
     using T = OpMath<Out>;
     switch (op) {
-      case BinaryOp::Add:
-        return runBinary<Exec, Out>(d, AddOp<T>{scalarAs<T>(alpha)}, stream);
-      case BinaryOp::Sub:
-        return runBinary<Exec, Out>(d, SubOp<T>{scalarAs<T>(alpha)}, stream);
-      case BinaryOp::Mul:
-        return runBinary<Exec, Out>(d, MulOp<T>{}, stream);
+      case BinaryOp::Add: return runBinary<Exec, Out>(d, AddOp<T>{scalarAs<T>(alpha)}, stream);
+      case BinaryOp::Sub: return runBinary<Exec, Out>(d, SubOp<T>{scalarAs<T>(alpha)}, stream);
+      case BinaryOp::Mul: return runBinary<Exec, Out>(d, MulOp<T>{}, stream);
       case BinaryOp::Div:
         // The aten layer only divides into floating outputs (true division).
         if constexpr (isFloating<Out>) return runBinary<Exec, Out>(d, DivOp<T>{}, stream);
         return rt::Error::NotSupported;
       default:
         if (!allSameDType(d)) return rt::Error::InvalidValue;
-        return withTypedBinary<Out>(op, alpha, [&](auto f) {
-          return Exec::template run<Out, Out, Out>(d, f, stream);
-        });
+        return withTypedBinary<Out>(
+            op, alpha, [&](auto f) { return Exec::template run<Out, Out, Out>(d, f, stream); });
     }
   });
 }
 
-// out = a op rhs, with rhs a scalar passed by value (a Python number never visits the device).
-template <class Op>
-struct WithScalar {
-  using compute_t = typename Op::compute_t;
-  Op op;
-  compute_t rhs;
-  ACCEL_HD compute_t operator()(compute_t a) const { return op(a, rhs); }
-};
-
 template <class Exec>
-rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
-                             rt::Stream stream) {
+rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
   if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using Out = typename decltype(tag)::type;
@@ -335,12 +344,9 @@ rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
     };
     T value = scalarAs<T>(rhs);
     switch (op) {
-      case BinaryOp::Add:
-        return run(WithScalar<AddOp<T>>{AddOp<T>{T(1)}, value});
-      case BinaryOp::Sub:
-        return run(WithScalar<SubOp<T>>{SubOp<T>{T(1)}, value});
-      case BinaryOp::Mul:
-        return run(WithScalar<MulOp<T>>{MulOp<T>{}, value});
+      case BinaryOp::Add: return run(WithScalar<AddOp<T>>{AddOp<T>{T(1)}, value});
+      case BinaryOp::Sub: return run(WithScalar<SubOp<T>>{SubOp<T>{T(1)}, value});
+      case BinaryOp::Mul: return run(WithScalar<MulOp<T>>{MulOp<T>{}, value});
       case BinaryOp::Div:
         if constexpr (isFloating<Out>) return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
         return rt::Error::NotSupported;

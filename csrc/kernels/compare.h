@@ -21,7 +21,6 @@ struct CompareTable {
 };
 const CompareTable& compareTable();  // the build of the driver in use
 
-
 #define ACCEL_COMPARE_FUNCTOR(NAME, EXPR)                     \
   template <class T>                                          \
   struct NAME {                                               \
@@ -62,15 +61,6 @@ rt::Error withCompare(CompareOp op, const F& f) {
   return rt::Error::InvalidValue;
 }
 
-// a op rhs, rhs passed by value.
-template <class Op>
-struct CompareWithScalar {
-  using compute_t = typename Op::compute_t;
-  Op op;
-  compute_t rhs;
-  ACCEL_HD bool operator()(compute_t a) const { return op(a, rhs); }
-};
-
 template <class Exec>
 rt::Error launchCompare(CompareOp op, const ElementwiseDesc& d, rt::Stream stream) {
   if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
@@ -92,7 +82,7 @@ rt::Error launchCompareScalar(CompareOp op, const ElementwiseDesc& d, Scalar rhs
     using T = CompareT<S>;
     return withCompare<S>(op, [&](auto f) {
       using Op = decltype(f);
-      return Exec::template run<bool, S>(d, CompareWithScalar<Op>{f, scalarAs<T>(rhs)}, stream);
+      return Exec::template run<bool, S>(d, WithScalar<Op, bool>{f, scalarAs<T>(rhs)}, stream);
     });
   });
 }

@@ -7,8 +7,6 @@
 
 namespace accel::kernels {
 
-
-
 struct CopyTable {
   // out[i] = cast(in[i]): operand 0 is the destination, operand 1 the source.
   rt::Error (*copy)(const ElementwiseDesc& d, rt::Stream stream);
@@ -18,7 +16,6 @@ struct CopyTable {
   static CopyTable make();
 };
 const CopyTable& copyTable();  // the build of the driver in use
-
 
 // Computing in the destination type makes the per-element cast exactly src -> dst.
 template <class T>

@@ -27,8 +27,7 @@ struct TypeTag {
 inline int64_t elementSize(DType t) {
   switch (t) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) \
-  case DType::NAME:            \
-    return sizeof(TYPE);
+  case DType::NAME: return sizeof(TYPE);
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
   }
@@ -41,8 +40,7 @@ template <class F>
 decltype(auto) dispatchDType(DType t, F&& f) {
   switch (t) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) \
-  case DType::NAME:            \
-    return f(TypeTag<TYPE>{});
+  case DType::NAME: return f(TypeTag<TYPE>{});
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
   }
@@ -84,8 +82,7 @@ template <class T>
 ACCEL_HD inline T loadAs(const char* p, DType t) {
   switch (t) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) \
-  case DType::NAME:            \
-    return castTo<T>(*reinterpret_cast<const TYPE*>(p));
+  case DType::NAME: return castTo<T>(*reinterpret_cast<const TYPE*>(p));
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
   }
@@ -96,10 +93,8 @@ ACCEL_HD inline T loadAs(const char* p, DType t) {
 template <class T>
 ACCEL_HD inline void storeAs(char* p, DType t, T v) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE, VALUE)                    \
-  case DType::NAME:                                      \
-    *reinterpret_cast<TYPE*>(p) = castTo<TYPE>(v);       \
-    return;
+#define ACCEL_CASE(NAME, TYPE, VALUE) \
+  case DType::NAME: *reinterpret_cast<TYPE*>(p) = castTo<TYPE>(v); return;
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
   }

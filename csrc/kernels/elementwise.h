@@ -81,9 +81,9 @@ template <class F, class Out, class... In, int N, size_t... I>
 ACCEL_HD inline void stridedAtImpl(const F& f, const ElementwiseDesc& d, const int64_t (&off)[N],
                                    std::index_sequence<I...>) {
   using T = typename F::compute_t;
-  Access<Out>::store(d.op[0].data + off[0], d.op[0].dtype,
-                     f(Access<In>::template load<T>(d.op[I + 1].data + off[I + 1],
-                                                    d.op[I + 1].dtype)...));
+  Access<Out>::store(
+      d.op[0].data + off[0], d.op[0].dtype,
+      f(Access<In>::template load<T>(d.op[I + 1].data + off[I + 1], d.op[I + 1].dtype)...));
 }
 
 template <class F, class Out, class... In, int N>
@@ -97,6 +97,16 @@ template <class S>
 inline S* typedData(const ElementwiseDesc& d, int k) {
   return reinterpret_cast<S*>(d.op[k].data);
 }
+
+// a op rhs, with rhs a scalar passed by value (a Python number never visits the device); R is
+// the result type (the compute type, or bool for comparisons).
+template <class Op, class R = typename Op::compute_t>
+struct WithScalar {
+  using compute_t = typename Op::compute_t;
+  Op op;
+  compute_t rhs;
+  ACCEL_HD R operator()(compute_t a) const { return op(a, rhs); }
+};
 
 // Host-side checks every launch makes before dispatching.
 inline rt::Error validate(const ElementwiseDesc& d, int noperands) {

@@ -55,8 +55,7 @@ struct IndexTable {
   rt::Error (*nonzero)(const ElementwiseDesc& d, int64_t* out, rt::Stream stream);
   // out = in where (col - row) >= diagonal (upper, triu) or <= diagonal (lower, tril), else 0.
   // d.op[0] out, d.op[1] in, same dtype; dimension 0 is the column, 1 the row (not coalesced).
-  rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper,
-                        rt::Stream stream);
+  rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream);
   // out[i] = start + i * step, for i in iteration order (d.op[0] one-dimensional).
   rt::Error (*arange)(const ElementwiseDesc& d, Scalar start, Scalar step, rt::Stream stream);
   // Exec: the driver's executor, with the primitives each driver still writes itself
@@ -66,8 +65,6 @@ struct IndexTable {
 };
 
 const IndexTable& indexTable();  // the build of the driver in use
-
-
 
 // Element i (TensorIterator order) of a one-operand problem, as int64.
 ACCEL_HD inline int64_t indexAt(const ElementwiseDesc& d, int64_t i) {
@@ -135,7 +132,8 @@ struct IndexAddOp {
     int64_t dst, src;
     if (!indexedOffsets(d, i, dst, src)) return false;
     const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(d.iter.op[1].data + src));
-    Accumulate::add(reinterpret_cast<T*>(d.iter.op[0].data + dst), static_cast<OpMath<T>>(alpha * v));
+    Accumulate::add(reinterpret_cast<T*>(d.iter.op[0].data + dst),
+                    static_cast<OpMath<T>>(alpha * v));
     return true;
   }
 };
@@ -157,8 +155,7 @@ rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Str
   return dispatchDType(d.iter.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     switch (mode) {
-      case IndexMode::Copy:
-        return Exec::forEach(d.iter.numel, false, IndexCopyOp<T>{d}, stream);
+      case IndexMode::Copy: return Exec::forEach(d.iter.numel, false, IndexCopyOp<T>{d}, stream);
       case IndexMode::Fill:
         return Exec::forEach(d.iter.numel, false, IndexFillOp<T>{d, scalarAs<T>(scalar)}, stream);
       case IndexMode::Add:

@@ -51,8 +51,6 @@ struct NormTable {
 
 const NormTable& normTable();  // the build of the driver in use
 
-
-
 // First element of line `line` of a [outer, dim, inner] problem; its elements are `inner` apart.
 ACCEL_HD inline int64_t lineStart(const SoftmaxDesc& d, int64_t line) {
   return (line / d.inner) * d.dim * d.inner + line % d.inner;
@@ -82,7 +80,8 @@ ACCEL_HD inline void softmaxWrite(const T* x, T* y, int64_t n, int64_t stride, A
                                   bool log, int64_t begin, int64_t step) {
   if (log) {
     const A shift = max + mlog(sum);
-    for (int64_t j = begin; j < n; j += step) y[j * stride] = castTo<T>(castTo<A>(x[j * stride]) - shift);
+    for (int64_t j = begin; j < n; j += step)
+      y[j * stride] = castTo<T>(castTo<A>(x[j * stride]) - shift);
   } else {
     const A inv = A(1) / sum;
     for (int64_t j = begin; j < n; j += step)

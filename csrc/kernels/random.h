@@ -54,8 +54,6 @@ struct RandomTable {
 
 const RandomTable& randomTable();  // the build of the driver in use
 
-
-
 // A group is one Philox call: 4 elements of 32-bit draws, 2 of 64-bit ones (double values,
 // and integers whose range needs more than 32 bits).
 ACCEL_HD inline int elementsPerGroup(RandomKind kind, DType out, uint64_t range) {
@@ -102,8 +100,7 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane,
       const float p = loadAs<float>(d.elems.op[1].data + off[1], d.elems.op[1].dtype);
       return uniformFloat(r.x[lane]) < p ? 1.0 : 0.0;
     }
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -121,10 +118,9 @@ ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
     offsetsOf(e, i, off);
     char* out = e.op[0].data + off[0];
     if (d.kind == RandomKind::Random) {
-      const uint64_t bits =
-          per_group == 2
-              ? (static_cast<uint64_t>(r.x[2 * lane + 1]) << 32) | r.x[2 * lane]
-              : r.x[lane];
+      const uint64_t bits = per_group == 2
+                                ? (static_cast<uint64_t>(r.x[2 * lane + 1]) << 32) | r.x[2 * lane]
+                                : r.x[lane];
       const uint64_t v = d.range == 0 ? bits : bits % d.range;
       storeAs<int64_t>(out, e.op[0].dtype, static_cast<int64_t>(static_cast<uint64_t>(d.from) + v));
     } else if (d.kind == RandomKind::Dropout) {
@@ -135,8 +131,7 @@ ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
     } else if (e.op[0].dtype == DType::Double) {
       storeAs<double>(out, e.op[0].dtype, sampleAt(d, r, lane, per_group, off));
     } else {
-      storeAs<float>(out, e.op[0].dtype,
-                     static_cast<float>(sampleAt(d, r, lane, per_group, off)));
+      storeAs<float>(out, e.op[0].dtype, static_cast<float>(sampleAt(d, r, lane, per_group, off)));
     }
   }
 }

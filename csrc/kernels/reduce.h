@@ -1,7 +1,8 @@
 // The reduction family: reductions over any set of dimensions (sum, prod, max/min with
 // indices, var/std, vector norms), cumsum and nll_loss, described with plain sizes and byte
 // strides. The reducers below are written once and run by host/reduce.cpp and cuda/reduce.cu,
-// which still schedule them each their own way. A reducer R over input storage type In has an accumulator `acc_t` and:
+// which still schedule them each their own way. A reducer R over input storage type In has an
+// accumulator `acc_t` and:
 //   identity()          the accumulator of nothing
 //   reduce(a, v, j)     folds in element v, whose linear reduced index is j
 //   combine(a, b)       merges two partial accumulators (a covers lower indices when ordered)
@@ -20,19 +21,19 @@
 namespace accel::kernels {
 
 enum class ReduceOp : int {
-  Sum,     // out0 = factor * sum (factor is 1, or 1/N for mean)
-  Prod,    // out0 = product
-  Max,     // out0 = max value (if set), out1 = its first index (int64, if set)
-  Min,     // likewise for the min
-  Var,     // out0 = var (or std with `take_sqrt`), out1 = mean (if set)
-  Norm,    // out0 = vector p-norm (p = 0, 1, 2, inf, -inf or any other)
+  Sum,   // out0 = factor * sum (factor is 1, or 1/N for mean)
+  Prod,  // out0 = product
+  Max,   // out0 = max value (if set), out1 = its first index (int64, if set)
+  Min,   // likewise for the min
+  Var,   // out0 = var (or std with `take_sqrt`), out1 = mean (if set)
+  Norm,  // out0 = vector p-norm (p = 0, 1, 2, inf, -inf or any other)
 };
 
 struct ReduceParams {
-  double factor = 1;      // Sum
-  double correction = 1;  // Var: divisor is max(0, N - correction)
-  bool take_sqrt = false; // Var: std instead of var
-  double p = 2;           // Norm
+  double factor = 1;       // Sum
+  double correction = 1;   // Var: divisor is max(0, N - correction)
+  bool take_sqrt = false;  // Var: std instead of var
+  double p = 2;            // Norm
 };
 
 // Each output element reduces the input over the reduced dimensions. Dimensions are listed
@@ -103,8 +104,6 @@ struct ReduceTable {
 
 const ReduceTable& reduceTable();  // the build of the driver in use
 
-
-
 // Byte offsets of output element `o` in the input and in each output.
 ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,
                                 int64_t (&out_off)[2]) {
@@ -168,9 +167,7 @@ template <class In, bool IsMax>
 struct ExtremeReducer {
   using T = OpMath<In>;
   using acc_t = ValueIndex<T>;
-  ACCEL_HD acc_t identity() const {
-    return {IsMax ? lowestOf<T>() : highestOf<T>(), INT64_MAX};
-  }
+  ACCEL_HD acc_t identity() const { return {IsMax ? lowestOf<T>() : highestOf<T>(), INT64_MAX}; }
   // Whether b is preferred over a.
   ACCEL_HD static bool better(const acc_t& b, const acc_t& a) {
     if (isNan(a.v)) return isNan(b.v) && b.i < a.i;
@@ -235,9 +232,7 @@ struct NormReducer {
   enum Kind : int { Zero, One, Two, Inf, NegInf, General };
   Kind kind;
   Acc p;
-  ACCEL_HD Acc identity() const {
-    return kind == NegInf ? static_cast<Acc>(INFINITY) : Acc(0);
-  }
+  ACCEL_HD Acc identity() const { return kind == NegInf ? static_cast<Acc>(INFINITY) : Acc(0); }
   ACCEL_HD Acc reduce(Acc a, In v, int64_t) const {
     const Acc x = mabs(castTo<Acc>(v));
     switch (kind) {
@@ -276,23 +271,26 @@ rt::Error dispatchReducer(ReduceOp op, const ReduceDesc& d, const ReduceParams& 
         return dispatchDType(d.out_dtype[0], [&](auto out_tag) -> rt::Error {
           using Acc = SumAcc<typename std::decay_t<decltype(out_tag)>::type>;
           if (op == ReduceOp::Prod) return f(TypeTag<In>{}, ProdReducer<In, Acc>{});
-          if constexpr (std::is_integral_v<Acc>) return f(TypeTag<In>{}, SumReducer<In, Acc>{Acc(1)});
+          if constexpr (std::is_integral_v<Acc>)
+            return f(TypeTag<In>{}, SumReducer<In, Acc>{Acc(1)});
           return f(TypeTag<In>{}, SumReducer<In, Acc>{static_cast<Acc>(prm.factor)});
         });
-      case ReduceOp::Max:
-        return f(TypeTag<In>{}, ExtremeReducer<In, true>{});
-      case ReduceOp::Min:
-        return f(TypeTag<In>{}, ExtremeReducer<In, false>{});
+      case ReduceOp::Max: return f(TypeTag<In>{}, ExtremeReducer<In, true>{});
+      case ReduceOp::Min: return f(TypeTag<In>{}, ExtremeReducer<In, false>{});
       case ReduceOp::Var:
       case ReduceOp::Norm:
         if constexpr (isFloating<In>) {
           using Acc = SumAcc<In>;
           if (op == ReduceOp::Var)
-            return f(TypeTag<In>{}, VarReducer<In, Acc>{static_cast<Acc>(prm.correction), prm.take_sqrt});
+            return f(TypeTag<In>{},
+                     VarReducer<In, Acc>{static_cast<Acc>(prm.correction), prm.take_sqrt});
           using N = NormReducer<In, Acc>;
-          typename N::Kind kind = prm.p == 0 ? N::Zero : prm.p == 1 ? N::One : prm.p == 2 ? N::Two
-                                  : prm.p == INFINITY ? N::Inf : prm.p == -INFINITY ? N::NegInf
-                                  : N::General;
+          typename N::Kind kind = prm.p == 0           ? N::Zero
+                                  : prm.p == 1         ? N::One
+                                  : prm.p == 2         ? N::Two
+                                  : prm.p == INFINITY  ? N::Inf
+                                  : prm.p == -INFINITY ? N::NegInf
+                                                       : N::General;
           return f(TypeTag<In>{}, N{kind, static_cast<Acc>(prm.p)});
         } else {
           return rt::Error::NotSupported;
@@ -439,7 +437,8 @@ rt::Error launchNllForward(const NllLossDesc& d, rt::Stream stream) {
   if (d.n < 0 || d.c < 0 || d.error == nullptr) return rt::Error::InvalidValue;
   return dispatchNll(d, [&](auto tag) -> rt::Error {
     using T = typename decltype(tag)::type;
-    if (d.reduction == LossReduction::None) return Exec::forEach(d.n, false, NllSampleOp<T>{d}, stream);
+    if (d.reduction == LossReduction::None)
+      return Exec::forEach(d.n, false, NllSampleOp<T>{d}, stream);
     if (d.scratch == nullptr) return rt::Error::InvalidValue;
     if (rt::Error e = Exec::forEach(nllChunks(d.n), false, NllChunkOp<T>{d}, stream);
         e != rt::Error::Success)

@@ -56,18 +56,26 @@ ACCEL_HD inline bool isNan(T v) {
 // The smallest value of T (-inf for floating types), and the largest.
 template <class T>
 ACCEL_HD inline T lowestOf() {
-  if constexpr (std::is_same_v<T, bool>) return false;
-  else if constexpr (std::is_floating_point_v<T>) return -static_cast<T>(INFINITY);
-  else if constexpr (std::is_unsigned_v<T>) return T(0);
-  else return static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (8 * sizeof(T) - 1));
+  if constexpr (std::is_same_v<T, bool>)
+    return false;
+  else if constexpr (std::is_floating_point_v<T>)
+    return -static_cast<T>(INFINITY);
+  else if constexpr (std::is_unsigned_v<T>)
+    return T(0);
+  else
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (8 * sizeof(T) - 1));
 }
 
 template <class T>
 ACCEL_HD inline T highestOf() {
-  if constexpr (std::is_same_v<T, bool>) return true;
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(INFINITY);
-  else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(~T(0));
-  else return static_cast<T>(~lowestOf<T>());
+  if constexpr (std::is_same_v<T, bool>)
+    return true;
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(INFINITY);
+  else if constexpr (std::is_unsigned_v<T>)
+    return static_cast<T>(~T(0));
+  else
+    return static_cast<T>(~lowestOf<T>());
 }
 
 }  // namespace accel::kernels

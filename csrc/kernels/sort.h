@@ -1,6 +1,7 @@
-// The sort family: a stable sort of many equal-length slices, as bottom-up merge sort: pass w merges neighbouring runs of w keys,
-// one functor call per (slice, run pair), ping-ponging between the buffers and the scratch.
-// The same functors run on the host pool and as CUDA kernels (Exec::forEach, see the executors).
+// The sort family: a stable sort of many equal-length slices, as bottom-up merge sort: pass w
+// merges neighbouring runs of w keys, one functor call per (slice, run pair), ping-ponging between
+// the buffers and the scratch. The same functors run on the host pool and as CUDA kernels
+// (Exec::forEach, see the executors).
 #pragma once
 
 #include "kernels/dtype.h"
@@ -30,8 +31,6 @@ struct SortTable {
 
 const SortTable& sortTable();  // the build of the driver in use
 
-
-
 // Whether a goes strictly before b; NaN is the largest value.
 template <class T>
 ACCEL_HD inline bool sortsBefore(T a, T b, bool descending) {
@@ -53,12 +52,22 @@ struct IotaOp {
   }
 };
 
+// Keys and indices moving from one buffer pair to the other (a merge pass, or the copy back).
 template <class T>
-struct MergeOp {
+struct KeysAndIndices {
   const T* src_keys;
   const int64_t* src_idx;
   T* dst_keys;
   int64_t* dst_idx;
+  ACCEL_HD void move(int64_t to, int64_t from) const {
+    dst_keys[to] = src_keys[from];
+    dst_idx[to] = src_idx[from];
+  }
+};
+
+template <class T>
+struct MergeOp {
+  KeysAndIndices<T> buf;
   int64_t n, width, pairs_per_slice;
   bool descending;
   ACCEL_HD bool operator()(int64_t task) const {
@@ -70,26 +79,20 @@ struct MergeOp {
     int64_t i = lo, j = mid, o = lo;
     while (i < mid && j < hi) {
       // Ties take the left run first: that is what makes the sort stable.
-      const bool right = sortsBefore(src_keys[base + j], src_keys[base + i], descending);
-      const int64_t from = right ? j++ : i++;
-      dst_keys[base + o] = src_keys[base + from];
-      dst_idx[base + o++] = src_idx[base + from];
+      const bool right = sortsBefore(buf.src_keys[base + j], buf.src_keys[base + i], descending);
+      buf.move(base + o++, base + (right ? j++ : i++));
     }
-    for (; i < mid; ++i, ++o) dst_keys[base + o] = src_keys[base + i], dst_idx[base + o] = src_idx[base + i];
-    for (; j < hi; ++j, ++o) dst_keys[base + o] = src_keys[base + j], dst_idx[base + o] = src_idx[base + j];
+    for (; i < mid; ++i) buf.move(base + o++, base + i);
+    for (; j < hi; ++j) buf.move(base + o++, base + j);
     return true;
   }
 };
 
 template <class T>
 struct CopyBackOp {
-  const T* src_keys;
-  const int64_t* src_idx;
-  T* dst_keys;
-  int64_t* dst_idx;
+  KeysAndIndices<T> buf;
   ACCEL_HD bool operator()(int64_t i) const {
-    dst_keys[i] = src_keys[i];
-    dst_idx[i] = src_idx[i];
+    buf.move(i, i);
     return true;
   }
 };
@@ -110,13 +113,15 @@ rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
     int cur = 0;
     for (int64_t width = 1; width < d.n; width *= 2) {
       const int64_t pairs = (d.n + 2 * width - 1) / (2 * width);
-      MergeOp<T> op{keys[cur], idx[cur], keys[1 - cur], idx[1 - cur], d.n, width, pairs, d.descending};
-      if (rt::Error e = Exec::forEach(d.nslices * pairs, false, op, stream); e != rt::Error::Success)
+      MergeOp<T> op{
+          {keys[cur], idx[cur], keys[1 - cur], idx[1 - cur]}, d.n, width, pairs, d.descending};
+      if (rt::Error e = Exec::forEach(d.nslices * pairs, false, op, stream);
+          e != rt::Error::Success)
         return e;
       cur = 1 - cur;
     }
     if (cur == 1)
-      return Exec::forEach(total, false, CopyBackOp<T>{keys[1], idx[1], keys[0], idx[0]}, stream);
+      return Exec::forEach(total, false, CopyBackOp<T>{{keys[1], idx[1], keys[0], idx[0]}}, stream);
     return rt::Error::Success;
   });
 }

@@ -50,10 +50,10 @@ const Tables& activeTables();
 
 // Inside a driver's namespace (which names its executor `Executor`): that driver's table of a
 // family written once.
-#define ACCEL_DEFINE_TABLE(TYPE, NAME)                                     \
-  const TYPE##Table& NAME##Table() {                                     \
-    static const TYPE##Table table = TYPE##Table::make<Executor>();      \
-    return table;                                                        \
+#define ACCEL_DEFINE_TABLE(TYPE, NAME)                              \
+  const TYPE##Table& NAME##Table() {                                \
+    static const TYPE##Table table = TYPE##Table::make<Executor>(); \
+    return table;                                                   \
   }
 
 // The Tables initializer of the driver whose namespace encloses it.

@@ -27,7 +27,6 @@ struct TernaryTable {
 };
 const TernaryTable& ternaryTable();  // the build of the driver in use
 
-
 // Computed in opmath like the rest: half/bfloat16 round-trip through float exactly.
 template <class T>
 struct WhereOp {
@@ -98,7 +97,8 @@ rt::Error launchTernary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt
         case TernaryOp::Addcdiv:
           return Exec::template run<S, S, S, S>(d, AddcdivOp<T>{scalarAs<T>(value)}, stream);
         case TernaryOp::Lerp:
-          if constexpr (isFloating<S>) return Exec::template run<S, S, S, S>(d, LerpOp<T>{}, stream);
+          if constexpr (isFloating<S>)
+            return Exec::template run<S, S, S, S>(d, LerpOp<T>{}, stream);
           return rt::Error::NotSupported;
         default: return rt::Error::InvalidValue;
       }
@@ -109,7 +109,8 @@ rt::Error launchTernary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt
 template <class Exec>
 rt::Error launchMaskedFill(const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
   if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
-  if (d.op[1].dtype != DType::Bool || d.op[2].dtype != d.op[0].dtype) return rt::Error::InvalidValue;
+  if (d.op[1].dtype != DType::Bool || d.op[2].dtype != d.op[0].dtype)
+    return rt::Error::InvalidValue;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using T = OpMath<S>;

@@ -13,12 +13,38 @@
 namespace accel::kernels {
 
 enum class UnaryOp : int {
-  Neg, Abs, Sign, Relu, BitwiseNot, LogicalNot, IsNan, IsFinite,
-  Exp, Exp2, Expm1, Log, Log1p, Log2, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh, Sigmoid, Erf,
-  Floor, Ceil, Round, Trunc, Silu, Gelu, GeluTanh,
-  Clamp,      // a = min (if has_a), b = max (if has_b)
-  NanToNum,   // a = nan, b = posinf, c = neginf replacements
-  Softplus,   // a = beta, b = threshold
+  Neg,
+  Abs,
+  Sign,
+  Relu,
+  BitwiseNot,
+  LogicalNot,
+  IsNan,
+  IsFinite,
+  Exp,
+  Exp2,
+  Expm1,
+  Log,
+  Log1p,
+  Log2,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Silu,
+  Gelu,
+  GeluTanh,
+  Clamp,     // a = min (if has_a), b = max (if has_b)
+  NanToNum,  // a = nan, b = posinf, c = neginf replacements
+  Softplus,  // a = beta, b = threshold
 };
 
 struct UnaryParams {
@@ -29,22 +55,20 @@ struct UnaryParams {
 struct UnaryTable {
   // out = op(in): operand 0 the output, operand 1 the input (same dtype; bool out for the
   // predicates LogicalNot, IsNan, IsFinite).
-  rt::Error (*unary)(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p,
-                     rt::Stream stream);
+  rt::Error (*unary)(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p, rt::Stream stream);
   template <class Exec>
   static UnaryTable make();
 };
 const UnaryTable& unaryTable();  // the build of the driver in use
 
-
 // sqrt(2/pi) and 1/sqrt(2), as ATen's gelu uses them.
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kSqrtHalf = 0.7071067811865476;
 
-#define ACCEL_UNARY_FUNCTOR(NAME, EXPR)          \
-  template <class T>                             \
-  struct NAME {                                  \
-    using compute_t = T;                         \
+#define ACCEL_UNARY_FUNCTOR(NAME, EXPR)               \
+  template <class T>                                  \
+  struct NAME {                                       \
+    using compute_t = T;                              \
     ACCEL_HD T operator()(T x) const { return EXPR; } \
   };
 
@@ -54,16 +78,20 @@ template <class T>
 struct AbsFn {
   using compute_t = T;
   ACCEL_HD T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? static_cast<T>(-x) : x;
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else
+      return x < T(0) ? static_cast<T>(-x) : x;
   }
 };
 template <class T>
 struct SignFn {
   using compute_t = T;
   ACCEL_HD T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x != T(0));
-    else return static_cast<T>((T(0) < x) - (x < T(0)));
+    if constexpr (std::is_unsigned_v<T>)
+      return static_cast<T>(x != T(0));
+    else
+      return static_cast<T>((T(0) < x) - (x < T(0)));
   }
 };
 ACCEL_UNARY_FUNCTOR(ReluFn, x > T(0) || x != x ? x : T(0))
@@ -140,13 +168,17 @@ rt::Error runUnary(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
 
 template <class T>
 constexpr T lowest() {
-  if constexpr (isFloating<T>) return -INFINITY;
-  else return std::numeric_limits<T>::lowest();
+  if constexpr (isFloating<T>)
+    return -INFINITY;
+  else
+    return std::numeric_limits<T>::lowest();
 }
 template <class T>
 constexpr T highest() {
-  if constexpr (isFloating<T>) return INFINITY;
-  else return std::numeric_limits<T>::max();
+  if constexpr (isFloating<T>)
+    return INFINITY;
+  else
+    return std::numeric_limits<T>::max();
 }
 
 template <class Exec>
@@ -165,9 +197,11 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
     if constexpr (std::is_same_v<S, bool>) {
       // bool: only what PyTorch defines on bool reaches here.
       switch (op) {
-        case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot: ACCEL_RUN_BOOL(LogicalNotFn);
-        case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Sign:
-          return runUnary<Exec, S, S>(d, ClampFn<S>{false, true}, stream);
+        case UnaryOp::LogicalNot:
+        case UnaryOp::BitwiseNot: ACCEL_RUN_BOOL(LogicalNotFn);
+        case UnaryOp::Abs:
+        case UnaryOp::Relu:
+        case UnaryOp::Sign: return runUnary<Exec, S, S>(d, ClampFn<S>{false, true}, stream);
         case UnaryOp::IsNan: ACCEL_RUN_BOOL(IsNanFn);
         case UnaryOp::IsFinite: ACCEL_RUN_BOOL(IsFiniteFn);
         default: return rt::Error::NotSupported;

@@ -15,17 +15,16 @@ void registerDistributed(py::module& m) {
   py::object c10d = py::module::import("torch._C._distributed_c10d");
   using dist::ProcessGroupAccel;
   py::class_<ProcessGroupAccel, c10::intrusive_ptr<ProcessGroupAccel>>(m, "ProcessGroupAccel",
-                                                                      c10d.attr("Backend"))
+                                                                       c10d.attr("Backend"))
       .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store,
                        const c10::intrusive_ptr<c10d::Backend>& gloo, int rank, int size,
                        std::chrono::milliseconds timeout) {
              return c10::make_intrusive<ProcessGroupAccel>(store, gloo, rank, size, timeout);
            }),
-           py::arg("store"), py::arg("gloo"), py::arg("rank"), py::arg("size"),
-           py::arg("timeout"), py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("transport", [](const ProcessGroupAccel& pg) {
-        return std::string(pg.transportName());
-      });
+           py::arg("store"), py::arg("gloo"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly(
+          "transport", [](const ProcessGroupAccel& pg) { return std::string(pg.transportName()); });
 
   m.def("_dist_staging_stats", [] {
     const auto s = dist::PinnedStagingPool::instance().stats();

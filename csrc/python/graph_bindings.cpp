@@ -18,8 +18,10 @@ rt::CaptureMode captureMode(const std::string& mode) {
   if (mode == "global" || mode == "default") return rt::CaptureMode::Global;
   if (mode == "thread_local") return rt::CaptureMode::ThreadLocal;
   if (mode == "relaxed") return rt::CaptureMode::Relaxed;
-  TORCH_CHECK_VALUE(false, "capture_error_mode must be 'default', 'global', 'thread_local' or "
-                    "'relaxed', got '", mode, "'");
+  TORCH_CHECK_VALUE(false,
+                    "capture_error_mode must be 'default', 'global', 'thread_local' or "
+                    "'relaxed', got '",
+                    mode, "'");
 }
 
 c10::MempoolId_t poolId(const py::object& pool) {
@@ -68,16 +70,20 @@ void registerGraphBindings(py::module& m) {
 
   // Pools of the caching allocator (torch.cuda.MemPool's entry points).
   using Id = std::pair<uint64_t, uint64_t>;
-  m.def("_pool_create", [](int device, const Id& id) { allocatorOf(device).createOrIncrefPool(allocId(id)); });
-  m.def("_pool_release", [](int device, const Id& id) { allocatorOf(device).releasePool(allocId(id)); });
-  m.def("_pool_use_count", [](int device, const Id& id) { return allocatorOf(device).poolUseCount(allocId(id)); });
+  m.def("_pool_create",
+        [](int device, const Id& id) { allocatorOf(device).createOrIncrefPool(allocId(id)); });
+  m.def("_pool_release",
+        [](int device, const Id& id) { allocatorOf(device).releasePool(allocId(id)); });
+  m.def("_pool_use_count",
+        [](int device, const Id& id) { return allocatorOf(device).poolUseCount(allocId(id)); });
   m.def("_pool_begin_current_thread", [](int device, const Id& id) {
-    allocatorOf(device).beginAllocateToPool(
-        allocId(id), [thread = std::this_thread::get_id()](rt::Stream) {
-          return std::this_thread::get_id() == thread;
-        });
+    allocatorOf(device).beginAllocateToPool(allocId(id),
+                                            [thread = std::this_thread::get_id()](rt::Stream) {
+                                              return std::this_thread::get_id() == thread;
+                                            });
   });
-  m.def("_pool_end", [](int device, const Id& id) { allocatorOf(device).endAllocateToPool(allocId(id)); });
+  m.def("_pool_end",
+        [](int device, const Id& id) { allocatorOf(device).endAllocateToPool(allocId(id)); });
 }
 
 }  // namespace accel

@@ -87,8 +87,8 @@ py::list segments(c10::DeviceIndex device, Frames& frames) {
       blk["address"] = address;
       blk["size"] = b.size;
       blk["requested_size"] = b.requested_size;
-      blk["state"] = b.allocated ? "active_allocated"
-                                 : (b.active ? "active_pending_free" : "inactive");
+      blk["state"] =
+          b.allocated ? "active_allocated" : (b.active ? "active_pending_free" : "inactive");
       frames.attach(blk, b.context);
       blocks.append(blk);
       address += b.size;

@@ -116,7 +116,8 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release no_gil;
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(d), d);
   });
-  m.def("_device_properties", [](int d) { return deviceProperties(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_device_properties",
+        [](int d) { return deviceProperties(static_cast<c10::DeviceIndex>(d)); });
   m.def("_mem_get_info", [](int d) {
     checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
     size_t free_bytes = 0, total = 0;
@@ -136,13 +137,14 @@ PYBIND11_MODULE(_C, m) {
                           static_cast<int>(s.device_type()));
   });
   m.def("_external_stream", [](uintptr_t native, int d) {
-    c10::Stream s = externalStream(static_cast<c10::DeviceIndex>(d), reinterpret_cast<void*>(native));
+    c10::Stream s =
+        externalStream(static_cast<c10::DeviceIndex>(d), reinterpret_cast<void*>(native));
     return py::make_tuple(s.id(), static_cast<int>(s.device_index()),
                           static_cast<int>(s.device_type()));
   });
   m.def("_native_stream", [](int64_t id, int d) {
-    c10::Stream s = c10::Stream::unpack3(id, static_cast<c10::DeviceIndex>(d),
-                                         c10::DeviceType::PrivateUse1);
+    c10::Stream s =
+        c10::Stream::unpack3(id, static_cast<c10::DeviceIndex>(d), c10::DeviceType::PrivateUse1);
     return reinterpret_cast<uintptr_t>(rt::driver().nativeStream(runtimeStream(s)));
   });
   m.def("_utilization", [](int d) {
@@ -225,10 +227,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_fallback_stats", &fallbackStatsDict);
   m.def("_reset_fallback_stats", &resetFallbackStats);
   m.def("_set_fallback_mode", [](const std::string& mode) {
-    if (mode == "warn") setFallbackMode(FallbackMode::Warn);
-    else if (mode == "silent") setFallbackMode(FallbackMode::Silent);
-    else if (mode == "error") setFallbackMode(FallbackMode::Error);
-    else TORCH_CHECK(false, "fallback mode must be warn, silent or error, got '", mode, "'");
+    if (mode == "warn")
+      setFallbackMode(FallbackMode::Warn);
+    else if (mode == "silent")
+      setFallbackMode(FallbackMode::Silent);
+    else if (mode == "error")
+      setFallbackMode(FallbackMode::Error);
+    else
+      TORCH_CHECK(false, "fallback mode must be warn, silent or error, got '", mode, "'");
   });
   m.def("_fallback_mode", [] {
     switch (fallbackMode()) {

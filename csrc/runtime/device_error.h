@@ -29,8 +29,7 @@ struct DeviceErrorRecord {
 // plugin links no runtime library.
 inline std::string describe(const DeviceErrorRecord& r) {
   switch (static_cast<DeviceErrorKind>(r.kind)) {
-    case DeviceErrorKind::None:
-      return "";
+    case DeviceErrorKind::None: return "";
     case DeviceErrorKind::TargetOutOfBounds:
       return "Target " + std::to_string(r.value) + " is out of bounds.";
     case DeviceErrorKind::IndexOutOfBounds:

@@ -12,8 +12,10 @@ const char* errorString(Error e) {
     case Error::LaunchFailure: return "unspecified launch failure";
     case Error::NotSupported: return "operation not supported";
     case Error::CaptureUnsupported: return "operation not permitted when stream is capturing";
-    case Error::CaptureInvalidated: return "operation failed due to a previous error during capture";
-    case Error::CaptureUnjoined: return "capture contains a stream that did not rejoin the capturing stream";
+    case Error::CaptureInvalidated:
+      return "operation failed due to a previous error during capture";
+    case Error::CaptureUnjoined:
+      return "capture contains a stream that did not rejoin the capturing stream";
     case Error::Unknown: break;
   }
   return "unknown error";

@@ -196,7 +196,7 @@ TEST(AllocatorLookup, FindsContainingLiveBlock) {
 TEST(AllocatorStats, HandComputed) {
   FakeDriver driver(256 * kMiB);
   CachingAllocator a(driver, 0);
-  void* small = a.malloc(1000, s0);     // 1024 in a 2 MiB segment
+  void* small = a.malloc(1000, s0);      // 1024 in a 2 MiB segment
   void* large = a.malloc(3 * kMiB, s0);  // 3 MiB in a 20 MiB segment
   DeviceStats st = a.stats();
   EXPECT_EQ(st.allocation[kSmallPool].current, 1);

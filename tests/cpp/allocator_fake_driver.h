@@ -37,11 +37,26 @@ class FakeDriver : public rt::Driver {
     for (auto& [handle, event] : events_) event->done = true;
   }
 
-  size_t used() const { std::lock_guard<std::mutex> lock(mutex_); return used_; }
-  int64_t mallocs() const { std::lock_guard<std::mutex> lock(mutex_); return mallocs_; }
-  int64_t frees() const { std::lock_guard<std::mutex> lock(mutex_); return frees_; }
-  size_t liveEvents() const { std::lock_guard<std::mutex> lock(mutex_); return events_.size(); }
-  int64_t deviceSyncs() const { std::lock_guard<std::mutex> lock(mutex_); return device_syncs_; }
+  size_t used() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return used_;
+  }
+  int64_t mallocs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return mallocs_;
+  }
+  int64_t frees() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return frees_;
+  }
+  size_t liveEvents() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return events_.size();
+  }
+  int64_t deviceSyncs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return device_syncs_;
+  }
 
   const char* name() const override { return "fake"; }
   int deviceCount() override { return 1; }
@@ -115,9 +130,7 @@ class FakeDriver : public rt::Driver {
   uint64_t streamCaptureId(rt::Stream) override { return 0; }
   rt::Error graphLaunch(rt::GraphExec, rt::Stream) override { return rt::Error::NotSupported; }
   rt::Error graphDestroy(rt::GraphExec) override { return rt::Error::NotSupported; }
-  rt::Error graphDebugDump(rt::GraphExec, const char*) override {
-    return rt::Error::NotSupported;
-  }
+  rt::Error graphDebugDump(rt::GraphExec, const char*) override { return rt::Error::NotSupported; }
 
   rt::Error eventCreate(int, rt::Event* event, unsigned) override {
     std::lock_guard<std::mutex> lock(mutex_);

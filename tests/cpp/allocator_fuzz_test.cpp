@@ -192,12 +192,12 @@ class Barrier {
 
 // In the worker threads: a failed check stops the process at once (a thread that returned
 // early would leave the others waiting in the barrier forever).
-#define FUZZ_CHECK(cond)                                                          \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
+#define FUZZ_CHECK(cond)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       ADD_FAILURE() << "check failed: " #cond " (thread " << t << ", op " << op << ")"; \
-      std::abort();                                                               \
-    }                                                                             \
+      std::abort();                                                                     \
+    }                                                                                   \
   } while (0)
 
 // ACCEL_FUZZ_OPS scales the run (the sanitizer builds use fewer operations).
@@ -260,9 +260,10 @@ TEST(AllocatorFuzz, ThreadsAndStreamsShadowModel) {
     EXPECT_EQ(st.allocation[kAggregate].allocated, mallocs);
     EXPECT_EQ(st.allocation[kAggregate].freed, frees);
     EXPECT_EQ(st.allocated_bytes[kAggregate].current, live_bytes);
-    // A freed block stays active (and its request counted) until the allocator sees its events complete (at its next
-    // malloc, which this probe is). Every block the model still holds back must be active; a
-    // block whose stream completed between the model's note and the free may be too.
+    // A freed block stays active (and its request counted) until the allocator sees its events
+    // complete (at its next malloc, which this probe is). Every block the model still holds back
+    // must be active; a block whose stream completed between the model's note and the free may be
+    // too.
     void* probe = a.malloc(1, streams[0]);
     a.free(probe);
     ++mallocs;
@@ -313,7 +314,7 @@ TEST(AllocatorFuzz, ThreadsAndStreamsShadowModel) {
         if (kind < 45 && mine.size() < kMaxLive) {
           // Mostly small requests, some large ones, a few above the 10 MiB rounding threshold.
           const int k = int(rng() % 100);
-          const size_t size = k < 75 ? 1 + rng() % kMiB
+          const size_t size = k < 75   ? 1 + rng() % kMiB
                               : k < 97 ? kMiB + 1 + rng() % (8 * kMiB)
                                        : 1 + rng() % (24 * kMiB);
           const int s = int(rng() % kStreams);

@@ -27,9 +27,7 @@ HistoryConfig counting(int* calls, bool trace = true) {
   return c;
 }
 
-int contextOf(const std::shared_ptr<void>& ctx) {
-  return ctx ? *static_cast<int*>(ctx.get()) : 0;
-}
+int contextOf(const std::shared_ptr<void>& ctx) { return ctx ? *static_cast<int*>(ctx.get()) : 0; }
 
 TEST(AllocatorHistory, TraceListsActionsInOrder) {
   FakeDriver driver(256 * kMiB);
@@ -40,17 +38,18 @@ TEST(AllocatorHistory, TraceListsActionsInOrder) {
   void* q = a.malloc(3 * kMiB, s0);
   a.recordStream(q, s1);
   a.free(p);
-  a.free(q);             // deferred: waits for the event on s1
+  a.free(q);  // deferred: waits for the event on s1
   driver.completeAll();
   a.emptyCache();
   std::vector<std::pair<TraceEntry::Action, size_t>> seen;
   for (const TraceEntry& e : a.trace()) seen.emplace_back(e.action, e.size);
   using A = TraceEntry;
   const std::vector<std::pair<TraceEntry::Action, size_t>> expected = {
-      {A::kSegmentAlloc, 2 * kMiB}, {A::kAlloc, 1000},          {A::kSegmentAlloc, 20 * kMiB},
-      {A::kAlloc, 3 * kMiB},        {A::kFreeRequested, 1000},  {A::kFreeCompleted, 1000},
-      {A::kFreeRequested, 3 * kMiB}, {A::kFreeCompleted, 3 * kMiB}, {A::kSegmentFree, 2 * kMiB},
-      {A::kSegmentFree, 20 * kMiB}};
+      {A::kSegmentAlloc, 2 * kMiB},  {A::kAlloc, 1000},
+      {A::kSegmentAlloc, 20 * kMiB}, {A::kAlloc, 3 * kMiB},
+      {A::kFreeRequested, 1000},     {A::kFreeCompleted, 1000},
+      {A::kFreeRequested, 3 * kMiB}, {A::kFreeCompleted, 3 * kMiB},
+      {A::kSegmentFree, 2 * kMiB},   {A::kSegmentFree, 20 * kMiB}};
   // The two segment frees come in pool order; compare them as a set.
   ASSERT_EQ(seen.size(), expected.size());
   for (size_t i = 0; i + 2 < seen.size(); ++i) EXPECT_EQ(seen[i], expected[i]) << i;
@@ -58,8 +57,8 @@ TEST(AllocatorHistory, TraceListsActionsInOrder) {
   const auto trace = a.trace();
   EXPECT_EQ(trace[1].addr, reinterpret_cast<uintptr_t>(p));
   EXPECT_EQ(trace[1].stream, reinterpret_cast<uintptr_t>(s0));
-  EXPECT_EQ(contextOf(trace[1].context), 1);   // the alloc carries its context
-  EXPECT_EQ(contextOf(trace[4].context), 0);   // frees do not, unless asked
+  EXPECT_EQ(contextOf(trace[1].context), 1);  // the alloc carries its context
+  EXPECT_EQ(contextOf(trace[4].context), 0);  // frees do not, unless asked
   for (size_t i = 1; i < trace.size(); ++i) EXPECT_GE(trace[i].time_us, trace[i - 1].time_us);
 }
 
@@ -68,9 +67,9 @@ TEST(AllocatorHistory, SnapshotKeepsContextsOfLiveBlocksAndSegments) {
   CachingAllocator a(driver, 0);
   int calls = 0;
   a.setHistory(counting(&calls, /*trace=*/false), true);
-  void* p = a.malloc(1000, s0);   // context 1: the segment's and the block's
-  void* q = a.malloc(2000, s0);   // context 2
-  a.free(p);                      // the segment's first block is free now
+  void* p = a.malloc(1000, s0);  // context 1: the segment's and the block's
+  void* q = a.malloc(2000, s0);  // context 2
+  a.free(p);                     // the segment's first block is free now
   EXPECT_TRUE(a.trace().empty());
   auto segs = a.snapshot();
   ASSERT_EQ(segs.size(), 1u);

@@ -192,9 +192,9 @@ TEST(AllocatorConfig, ParsesAllocConf) {
 
 TEST(AllocatorConfig, RejectsGarbage) {
   FakeDriver driver(64 * kMiB);
-  for (const char* bad : {"foo:1", "max_split_size_mb", "max_split_size_mb:abc",
-                          "max_split_size_mb:-5", "max_split_size_mb:20",
-                          "max_split_size_mb:64,"}) {
+  for (const char* bad :
+       {"foo:1", "max_split_size_mb", "max_split_size_mb:abc", "max_split_size_mb:-5",
+        "max_split_size_mb:20", "max_split_size_mb:64,"}) {
     ScopedEnv env("TORCH_ACCEL_ALLOC_CONF", bad);
     try {
       CachingAllocator a(driver, 0);

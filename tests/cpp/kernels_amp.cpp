@@ -38,7 +38,7 @@ TEST_F(AmpTest, UnscaleMultipliesAndFlagsNonFinite) {
       d.noperands = 2;
       d.op[1] = d.op[0];
       ASSERT_EQ(host::ampTable().amp_unscale(d, reinterpret_cast<float*>(found),
-                                        reinterpret_cast<const float*>(inv), stream_),
+                                             reinterpret_cast<const float*>(inv), stream_),
                 rt::Error::Success);
       p.download();
       EXPECT_EQ(read(DType::Float, found), poison ? 1.0 : 0.0);
@@ -56,10 +56,12 @@ TEST_F(AmpTest, UpdateScaleBacksOffAndGrows) {
   d.sizes[0] = 1;
   d.numel = 1;
   d.noperands = 2;
-  for (int k = 0; k < 2; ++k) d.op[k].data = scale, d.op[k].dtype = DType::Float, d.op[k].strides[0] = 4;
+  for (int k = 0; k < 2; ++k)
+    d.op[k].data = scale, d.op[k].dtype = DType::Float, d.op[k].strides[0] = 4;
   auto step = [&] {
     ASSERT_EQ(host::ampTable().amp_update_scale(d, reinterpret_cast<int32_t*>(tracker),
-                                           reinterpret_cast<const float*>(found), 2.0, 0.5, 2, stream_),
+                                                reinterpret_cast<const float*>(found), 2.0, 0.5, 2,
+                                                stream_),
               rt::Error::Success);
   };
   step();

@@ -15,8 +15,8 @@ double sampleA(DType t, int64_t j) {
   return isIntegral(t) ? v : v * 0.37 + 0.125;
 }
 double sampleB(DType t, int64_t j) {
-  double v = double(j % 5) + 1.0;  // 1..5
-  if (t != DType::UInt8 && v > 2) v -= 6;   // -3..2 without 0
+  double v = double(j % 5) + 1.0;          // 1..5
+  if (t != DType::UInt8 && v > 2) v -= 6;  // -3..2 without 0
   return isIntegral(t) ? v : v * 1.3 - 0.07;
 }
 
@@ -48,8 +48,14 @@ class BinaryTest : public KernelTest {
     for (int64_t i = 0; i < p.numel(); ++i) {
       double r = 0, scale = 0;
       switch (op) {
-        case BinaryOp::Add: r = a[i] + al * b[i]; scale = std::abs(a[i]) + std::abs(al * b[i]); break;
-        case BinaryOp::Sub: r = a[i] - al * b[i]; scale = std::abs(a[i]) + std::abs(al * b[i]); break;
+        case BinaryOp::Add:
+          r = a[i] + al * b[i];
+          scale = std::abs(a[i]) + std::abs(al * b[i]);
+          break;
+        case BinaryOp::Sub:
+          r = a[i] - al * b[i];
+          scale = std::abs(a[i]) + std::abs(al * b[i]);
+          break;
         case BinaryOp::Mul: r = a[i] * b[i]; break;
         case BinaryOp::Div: r = a[i] / b[i]; break;
       }
@@ -152,10 +158,12 @@ TEST_F(BinaryTest, LargeAndInPlace) {
   runAndCheck(strided, BinaryOp::Mul, floating(1));
 }
 
-
 // The same-dtype ops after Div, against double references (exactly representable inputs).
 TEST_F(BinaryTest, TypedOpsMatchReferences) {
-  struct Case { BinaryOp op; double (*ref)(double, double); };
+  struct Case {
+    BinaryOp op;
+    double (*ref)(double, double);
+  };
   const Case cases[] = {
       {BinaryOp::Maximum, [](double a, double b) { return std::max(a, b); }},
       {BinaryOp::Minimum, [](double a, double b) { return std::min(a, b); }},
@@ -163,7 +171,10 @@ TEST_F(BinaryTest, TypedOpsMatchReferences) {
       {BinaryOp::DivTrunc, [](double a, double b) { return std::trunc(a / b); }},
       {BinaryOp::Remainder, [](double a, double b) { return a - b * std::floor(a / b); }},
       {BinaryOp::Fmod, [](double a, double b) { return std::fmod(a, b); }},
-      {BinaryOp::Pow, [](double a, double b) { return b < 0 ? (a == 1 ? 1.0 : a == -1 ? std::pow(a, b) : 0.0) : std::pow(a, b); }},
+      {BinaryOp::Pow,
+       [](double a, double b) {
+         return b < 0 ? (a == 1 ? 1.0 : a == -1 ? std::pow(a, b) : 0.0) : std::pow(a, b);
+       }},
   };
   for (DType t : {DType::Float, DType::Double, DType::Int64, DType::Int32, DType::Int16}) {
     for (const Case& c : cases) {
@@ -171,12 +182,15 @@ TEST_F(BinaryTest, TypedOpsMatchReferences) {
       Problem p(this, {7, 3});
       p.addContiguous(t, [](int64_t) { return 0.0; });
       p.addContiguous(t, [&](int64_t j) { return double(j % 9) - 4; });
-      p.add(t, {0, 1}, [&](int64_t j) { return double(j) - 1 == 0 ? 2.0 : double(j) - 1; });  // -1, 2, 1
-      ASSERT_EQ(host::binaryTable().binary(c.op, p.desc(), integral(1), stream_), rt::Error::Success);
+      p.add(t, {0, 1},
+            [&](int64_t j) { return double(j) - 1 == 0 ? 2.0 : double(j) - 1; });  // -1, 2, 1
+      ASSERT_EQ(host::binaryTable().binary(c.op, p.desc(), integral(1), stream_),
+                rt::Error::Success);
       p.download();
       for (int64_t i = 0; i < p.numel(); ++i)
         ASSERT_EQ(p.at(0, i), roundTo(t, c.ref(p.at(1, i), p.at(2, i))))
-            << "op " << int(c.op) << " dtype " << int(t) << " a=" << p.at(1, i) << " b=" << p.at(2, i);
+            << "op " << int(c.op) << " dtype " << int(t) << " a=" << p.at(1, i)
+            << " b=" << p.at(2, i);
     }
   }
   // Mixed input dtypes are the aten layer's job for these ops.
@@ -184,7 +198,8 @@ TEST_F(BinaryTest, TypedOpsMatchReferences) {
   m.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   m.addContiguous(DType::Float, [](int64_t) { return 1.0; });
   m.addContiguous(DType::Int32, [](int64_t) { return 1.0; });
-  EXPECT_EQ(host::binaryTable().binary(BinaryOp::Maximum, m.desc(), integral(1), stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::binaryTable().binary(BinaryOp::Maximum, m.desc(), integral(1), stream_),
+            rt::Error::InvalidValue);
 }
 
 TEST_F(BinaryTest, ActivationBackward) {
@@ -192,10 +207,12 @@ TEST_F(BinaryTest, ActivationBackward) {
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   p.addContiguous(DType::Float, [](int64_t j) { return 1.0 + j * 0.125; });  // grad
   p.addContiguous(DType::Float, [](int64_t j) { return j * 0.25 - 1.25; });  // input
-  ASSERT_EQ(host::binaryTable().binary(BinaryOp::ThresholdBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  ASSERT_EQ(host::binaryTable().binary(BinaryOp::ThresholdBackward, p.desc(), floating(0), stream_),
+            rt::Error::Success);
   p.download();
   for (int64_t i = 0; i < 11; ++i) ASSERT_EQ(p.at(0, i), p.at(2, i) <= 0 ? 0.0 : p.at(1, i));
-  ASSERT_EQ(host::binaryTable().binary(BinaryOp::SiluBackward, p.desc(), floating(0), stream_), rt::Error::Success);
+  ASSERT_EQ(host::binaryTable().binary(BinaryOp::SiluBackward, p.desc(), floating(0), stream_),
+            rt::Error::Success);
   p.download();
   for (int64_t i = 0; i < 11; ++i) {
     const double g = p.at(1, i), x = p.at(2, i), s = 1 / (1 + std::exp(-x));

@@ -6,8 +6,8 @@ namespace {
 
 // Values that exercise rounding to half/bfloat16, truncation, uint8 wrap-around and bool.
 double sample(int64_t j) {
-  static const double v[] = {0, 1, -1, 2.5, -3.75, 0.1, 1.0 / 3, 100.3, -100.7, 127,
-                             1e-3, 0.5, 7, -2, 65.4321, 3.14159, 2049.5, -0.0};
+  static const double v[] = {0,   1,    -1,  2.5, -3.75, 0.1,     1.0 / 3, 100.3,  -100.7,
+                             127, 1e-3, 0.5, 7,   -2,    65.4321, 3.14159, 2049.5, -0.0};
   return v[j % (sizeof v / sizeof v[0])];
 }
 
@@ -19,8 +19,8 @@ class CopyTest : public KernelTest {
     p.download();
     for (int64_t i = 0; i < p.numel(); ++i) {
       const double expected = roundTo(dst, p.at(1, i));
-      ASSERT_EQ(p.at(0, i), expected) << "element " << i << " src dtype " << int(src)
-                                      << " dst dtype " << int(dst);
+      ASSERT_EQ(p.at(0, i), expected)
+          << "element " << i << " src dtype " << int(src) << " dst dtype " << int(dst);
     }
   }
 };

@@ -15,8 +15,8 @@ TEST_F(FillTest, EveryDType) {
   const struct {
     Scalar value;
     double as_double;
-  } cases[] = {{floating(2.5), 2.5},   {floating(0.1), 0.1}, {floating(-0.0), 0.0},
-               {integral(-3), -3.0},   {integral(0), 0.0},   {integral(100), 100.0}};
+  } cases[] = {{floating(2.5), 2.5}, {floating(0.1), 0.1}, {floating(-0.0), 0.0},
+               {integral(-3), -3.0}, {integral(0), 0.0},   {integral(100), 100.0}};
   for (DType t : allDTypes())
     for (const auto& c : cases) {
       Problem p(this, {1000});

@@ -76,10 +76,12 @@ TEST_F(IndexKernelTest, AccumulateDuplicatesAndFill) {
   d.index[0] = operand(idx, DType::Int64, {8});
   d.dim_size[0] = 3;
   d.dim_stride[0] = 8;
-  ASSERT_EQ(host::indexTable().index(d, IndexMode::Add, Scalar{2, 2, true}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Add, Scalar{2, 2, true}, stream_),
+            rt::Error::Success);
   EXPECT_EQ(read(dst, 3), (std::vector<int64_t>{4, 10, 16}));
   d.iter.noperands = 1;
-  ASSERT_EQ(host::indexTable().index(d, IndexMode::Fill, Scalar{5, 5, true}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().index(d, IndexMode::Fill, Scalar{5, 5, true}, stream_),
+            rt::Error::Success);
   EXPECT_EQ(read(dst, 3), (std::vector<int64_t>{5, 5, 5}));
 }
 
@@ -112,11 +114,13 @@ TEST_F(IndexKernelTest, RejectsBadDescriptors) {
   d.iter.noperands = 2;
   d.iter.op[0].dtype = DType::Float;
   d.iter.op[1].dtype = DType::Half;  // mixed dtypes
-  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_),
+            rt::Error::InvalidValue);
   d.iter.op[1].dtype = DType::Float;
   d.nindex = 1;
   d.index[0].dtype = DType::Float;  // not an index dtype
-  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::indexTable().index(d, IndexMode::Copy, Scalar{}, stream_),
+            rt::Error::InvalidValue);
 }
 
 TEST_F(IndexKernelTest, BoundsAndNonzero) {
@@ -173,7 +177,8 @@ TEST_F(IndexKernelTest, TriangleAndArange) {
   ASSERT_EQ(host::indexTable().arange(a, Scalar{1.5, 0, false}, Scalar{-0.5, 0, false}, stream_),
             rt::Error::Success);
   auto got = read(out, 5);
-  EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 5), (std::vector<float>{1.5, 1, 0.5, 0, -0.5}));
+  EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 5),
+            (std::vector<float>{1.5, 1, 0.5, 0, -0.5}));
 }
 
 // Stable, NaN last ascending / first descending, several slices, odd length (copy-back path).
@@ -185,7 +190,14 @@ TEST_F(IndexKernelTest, StableSortOfSlices) {
     int64_t* i = upload(std::vector<int64_t>(10));
     float* tk = upload(std::vector<float>(10));
     int64_t* ti = upload(std::vector<int64_t>(10));
-    SortDesc d{reinterpret_cast<char*>(k), i, reinterpret_cast<char*>(tk), ti, DType::Float, 2, 5, descending};
+    SortDesc d{reinterpret_cast<char*>(k),
+               i,
+               reinterpret_cast<char*>(tk),
+               ti,
+               DType::Float,
+               2,
+               5,
+               descending};
     ASSERT_EQ(host::sortTable().sort(d, stream_), rt::Error::Success);
     auto idx = read(i, 10);
     auto sorted = read(k, 10);
@@ -194,8 +206,10 @@ TEST_F(IndexKernelTest, StableSortOfSlices) {
     EXPECT_EQ(idx, expected) << "descending " << descending;
     for (int j = 0; j < 10; ++j) {
       const float e = keys[(j / 5) * 5 + expected[j]];
-      if (std::isnan(e)) EXPECT_TRUE(std::isnan(sorted[j]));
-      else EXPECT_EQ(sorted[j], e);
+      if (std::isnan(e))
+        EXPECT_TRUE(std::isnan(sorted[j]));
+      else
+        EXPECT_EQ(sorted[j], e);
     }
   }
 }

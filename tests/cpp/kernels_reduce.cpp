@@ -55,8 +55,9 @@ TEST_F(ReduceTest, SumAlongEitherDimMatchesDouble) {
   for (int along : {0, 1}) {
     const int64_t n_out = along == 1 ? rows : cols;
     char* out = deviceAlloc(n_out * 4);
-    ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Sum, matrix(in, rows, cols, along, out), {}, stream_),
-              rt::Error::Success);
+    ASSERT_EQ(
+        host::reduceTable().reduce(ReduceOp::Sum, matrix(in, rows, cols, along, out), {}, stream_),
+        rt::Error::Success);
     auto got = get<float>(out, n_out);
     for (int64_t o = 0; o < n_out; ++o) {
       double ref = 0;
@@ -83,8 +84,9 @@ TEST_F(ReduceTest, MaxTakesFirstNanThenFirstOfTies) {
   std::vector<float> x{1, 3, 3, 0, /**/ 2, nan, 5, nan};
   char* values = deviceAlloc(8);
   char* idx = deviceAlloc(16);
-  ASSERT_EQ(host::reduceTable().reduce(ReduceOp::Max, matrix(put(x), 2, 4, 1, values, idx), {}, stream_),
-            rt::Error::Success);
+  ASSERT_EQ(
+      host::reduceTable().reduce(ReduceOp::Max, matrix(put(x), 2, 4, 1, values, idx), {}, stream_),
+      rt::Error::Success);
   auto v = get<float>(values, 2);
   auto i = get<int64_t>(idx, 2);
   EXPECT_EQ(v[0], 3);

@@ -51,11 +51,11 @@ inline double roundTo(DType t, double v) {
 // Stores an already-representable value (roundTo) as `t`, and reads one back.
 inline void storeElem(DType t, char* p, double v) {
   switch (t) {
-#define ACCEL_CASE(NAME, TYPE, VALUE)                 \
-  case DType::NAME: {                                 \
-    const TYPE x = static_cast<TYPE>(v);              \
-    std::memcpy(p, &x, sizeof x);                     \
-    return;                                           \
+#define ACCEL_CASE(NAME, TYPE, VALUE)    \
+  case DType::NAME: {                    \
+    const TYPE x = static_cast<TYPE>(v); \
+    std::memcpy(p, &x, sizeof x);        \
+    return;                              \
   }
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
@@ -65,10 +65,10 @@ inline void storeElem(DType t, char* p, double v) {
 inline double loadElem(DType t, const char* p) {
   switch (t) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) \
-  case DType::NAME: {          \
-    TYPE x;                    \
-    std::memcpy(&x, p, sizeof x); \
-    return static_cast<double>(x); \
+  case DType::NAME: {                 \
+    TYPE x;                           \
+    std::memcpy(&x, p, sizeof x);     \
+    return static_cast<double>(x);    \
   }
     ACCEL_FORALL_DTYPES(ACCEL_CASE)
 #undef ACCEL_CASE
@@ -96,14 +96,16 @@ class KernelTest : public ::testing::Test {
     return static_cast<char*>(p);
   }
   void upload(char* dst, const std::vector<char>& src) {
-    ASSERT_EQ(driver_->memcpyAsync(dst, src.data(), src.size(), rt::MemcpyKind::HostToDevice,
-                                   stream_), rt::Error::Success);
+    ASSERT_EQ(
+        driver_->memcpyAsync(dst, src.data(), src.size(), rt::MemcpyKind::HostToDevice, stream_),
+        rt::Error::Success);
     // `src` is pageable and may die right after: finish the copy now.
     ASSERT_EQ(driver_->streamSynchronize(stream_), rt::Error::Success);
   }
   void download(std::vector<char>& dst, const char* src) {
-    ASSERT_EQ(driver_->memcpyAsync(dst.data(), src, dst.size(), rt::MemcpyKind::DeviceToHost,
-                                   stream_), rt::Error::Success);
+    ASSERT_EQ(
+        driver_->memcpyAsync(dst.data(), src, dst.size(), rt::MemcpyKind::DeviceToHost, stream_),
+        rt::Error::Success);
     ASSERT_EQ(driver_->streamSynchronize(stream_), rt::Error::Success);
   }
 
@@ -130,7 +132,8 @@ class Problem {
     if (numel_ == 0) extent = 0;
     const int64_t es = elementSize(dtype);
     op.host.resize(extent * es);
-    for (int64_t j = 0; j < extent; ++j) storeElem(dtype, &op.host[j * es], roundTo(dtype, value(j)));
+    for (int64_t j = 0; j < extent; ++j)
+      storeElem(dtype, &op.host[j * es], roundTo(dtype, value(j)));
     op.dev = test_->deviceAlloc(op.host.size());
     test_->upload(op.dev, op.host);
     ops_.push_back(std::move(op));
@@ -155,7 +158,8 @@ class Problem {
     for (int k = 0; k < d.noperands; ++k) {
       d.op[k].data = ops_[k].dev;
       d.op[k].dtype = ops_[k].dtype;
-      for (int i = 0; i < d.ndim; ++i) d.op[k].strides[i] = ops_[k].strides[i] * elementSize(ops_[k].dtype);
+      for (int i = 0; i < d.ndim; ++i)
+        d.op[k].strides[i] = ops_[k].strides[i] * elementSize(ops_[k].dtype);
     }
     return d;
   }
@@ -171,11 +175,14 @@ class Problem {
   }
   int64_t storageIndex(int k, int64_t i) const {
     int64_t j = 0;
-    for (size_t d = 0; d < sizes_.size(); ++d) j += (i % sizes_[d]) * ops_[k].strides[d], i /= sizes_[d];
+    for (size_t d = 0; d < sizes_.size(); ++d)
+      j += (i % sizes_[d]) * ops_[k].strides[d], i /= sizes_[d];
     return j;
   }
   int64_t numel() const { return numel_; }
-  int64_t storageSize(int k) const { return int64_t(ops_[k].host.size()) / elementSize(ops_[k].dtype); }
+  int64_t storageSize(int k) const {
+    return int64_t(ops_[k].host.size()) / elementSize(ops_[k].dtype);
+  }
 
  private:
   struct Op {

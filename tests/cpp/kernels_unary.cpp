@@ -47,9 +47,12 @@ TEST_F(UnaryTest, FloatingOpsContiguousAndTransposed) {
           const double v = double(j % 13) * 0.41 - 2.6;
           return c.positive ? std::abs(v) + 0.05 : v;
         };
-        if (transposed) p.add(t, {5, 1}, value);
-        else p.addContiguous(t, value);
-        ASSERT_EQ(host::unaryTable().unary(c.op, p.desc(), UnaryParams{}, stream_), rt::Error::Success);
+        if (transposed)
+          p.add(t, {5, 1}, value);
+        else
+          p.addContiguous(t, value);
+        ASSERT_EQ(host::unaryTable().unary(c.op, p.desc(), UnaryParams{}, stream_),
+                  rt::Error::Success);
         p.download();
         for (int64_t i = 0; i < p.numel(); ++i) {
           const double x = p.at(1, i), expected = roundTo(t, c.ref(x));
@@ -72,10 +75,12 @@ TEST_F(UnaryTest, IntegerOpsAndFloatOnlyOpsRejected) {
     clamp.has_a = true;
     clamp.b = Scalar{0, 3, true};
     clamp.has_b = true;
-    ASSERT_EQ(host::unaryTable().unary(UnaryOp::Clamp, p.desc(), clamp, stream_), rt::Error::Success);
+    ASSERT_EQ(host::unaryTable().unary(UnaryOp::Clamp, p.desc(), clamp, stream_),
+              rt::Error::Success);
     p.download();
     for (int64_t i = 0; i < 12; ++i) ASSERT_EQ(p.at(0, i), std::min(3.0, std::max(-2.0, i - 6.0)));
-    ASSERT_EQ(host::unaryTable().unary(UnaryOp::Abs, p.desc(), UnaryParams{}, stream_), rt::Error::Success);
+    ASSERT_EQ(host::unaryTable().unary(UnaryOp::Abs, p.desc(), UnaryParams{}, stream_),
+              rt::Error::Success);
     p.download();
     for (int64_t i = 0; i < 12; ++i) ASSERT_EQ(p.at(0, i), std::abs(i - 6.0));
     EXPECT_EQ(host::unaryTable().unary(UnaryOp::Exp, p.desc(), UnaryParams{}, stream_),
@@ -88,18 +93,21 @@ TEST_F(UnaryTest, PredicatesWriteBool) {
   p.addContiguous(DType::Bool, [](int64_t) { return 0.0; });
   const double values[] = {1.0, NAN, INFINITY, 0.0};
   p.addContiguous(DType::Float, [&](int64_t j) { return values[j]; });
-  ASSERT_EQ(host::unaryTable().unary(UnaryOp::IsNan, p.desc(), UnaryParams{}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::unaryTable().unary(UnaryOp::IsNan, p.desc(), UnaryParams{}, stream_),
+            rt::Error::Success);
   p.download();
   EXPECT_EQ(p.at(0, 0), 0);
   EXPECT_EQ(p.at(0, 1), 1);
   EXPECT_EQ(p.at(0, 2), 0);
-  ASSERT_EQ(host::unaryTable().unary(UnaryOp::IsFinite, p.desc(), UnaryParams{}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::unaryTable().unary(UnaryOp::IsFinite, p.desc(), UnaryParams{}, stream_),
+            rt::Error::Success);
   p.download();
   EXPECT_EQ(p.at(0, 0), 1);
   EXPECT_EQ(p.at(0, 1), 0);
   EXPECT_EQ(p.at(0, 2), 0);
   EXPECT_EQ(p.at(0, 3), 1);
-  ASSERT_EQ(host::unaryTable().unary(UnaryOp::LogicalNot, p.desc(), UnaryParams{}, stream_), rt::Error::Success);
+  ASSERT_EQ(host::unaryTable().unary(UnaryOp::LogicalNot, p.desc(), UnaryParams{}, stream_),
+            rt::Error::Success);
   p.download();
   EXPECT_EQ(p.at(0, 3), 1);
   EXPECT_EQ(p.at(0, 1), 0);  // NaN is true
@@ -107,7 +115,8 @@ TEST_F(UnaryTest, PredicatesWriteBool) {
   Problem q(this, {2});
   q.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   q.addContiguous(DType::Float, [](int64_t) { return 1.0; });
-  EXPECT_EQ(host::unaryTable().unary(UnaryOp::IsNan, q.desc(), UnaryParams{}, stream_), rt::Error::InvalidValue);
+  EXPECT_EQ(host::unaryTable().unary(UnaryOp::IsNan, q.desc(), UnaryParams{}, stream_),
+            rt::Error::InvalidValue);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ TEST(RuntimeEvent, QueryAndSynchronizeFollowTheStream) {
   Event e = nullptr;
   ASSERT_EQ(drv->eventCreate(0, &e, kEventDefault), Error::Success);
   std::atomic<bool> release{false};
-  host::enqueue(s, [&] { while (!release) std::this_thread::yield(); });
+  host::enqueue(s, [&] {
+    while (!release) std::this_thread::yield();
+  });
   ASSERT_EQ(drv->eventRecord(e, s), Error::Success);
   EXPECT_EQ(drv->eventQuery(e), Error::NotReady);
   release = true;
@@ -35,7 +37,9 @@ TEST(RuntimeEvent, QueryAndSynchronizeFollowTheStream) {
   EXPECT_EQ(drv->eventQuery(e), Error::Success);
   // Recording again makes it pending again.
   release = false;
-  host::enqueue(s, [&] { while (!release) std::this_thread::yield(); });
+  host::enqueue(s, [&] {
+    while (!release) std::this_thread::yield();
+  });
   ASSERT_EQ(drv->eventRecord(e, s), Error::Success);
   EXPECT_EQ(drv->eventQuery(e), Error::NotReady);
   release = true;
@@ -87,7 +91,10 @@ TEST(RuntimeEvent, StreamWaitEventOrdersAcrossStreams) {
   ASSERT_EQ(drv->eventCreate(0, &ready, kEventDisableTiming), Error::Success);
   int value = 0;
   int seen = -1;
-  host::enqueue(producer, [&] { std::this_thread::sleep_for(30ms); value = 7; });
+  host::enqueue(producer, [&] {
+    std::this_thread::sleep_for(30ms);
+    value = 7;
+  });
   ASSERT_EQ(drv->eventRecord(ready, producer), Error::Success);
   ASSERT_EQ(drv->streamWaitEvent(consumer, ready), Error::Success);
   host::enqueue(consumer, [&] { seen = value; });

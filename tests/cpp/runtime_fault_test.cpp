@@ -49,8 +49,8 @@ TEST(Faults, OneSiteDoesNotShiftAnother) {
 }
 
 TEST(Faults, MalformedSpecsNameTheProblem) {
-  const char* bad[] = {"malloc", "malloc:2", "malloc:-0.1", "malloc:x", "free:0.1", "seed:abc",
-                       "launch:"};
+  const char* bad[] = {"malloc",   "malloc:2", "malloc:-0.1", "malloc:x",
+                       "free:0.1", "seed:abc", "launch:"};
   for (const char* spec : bad) {
     try {
       FaultInjector f(spec);

@@ -30,8 +30,7 @@ TEST(RuntimeGraph, CaptureRecordsAndReplayRunsInOrder) {
   ASSERT_EQ(c.drv->streamBeginCapture(c.s, CaptureMode::Global), Error::Success);
   EXPECT_NE(c.drv->streamCaptureId(c.s), 0u);
   for (int i = 0; i < 50; ++i) {
-    ASSERT_EQ(host::enqueue(c.s, [&value, i] { value = value * 3 % 1000003 + i; }),
-              Error::Success);
+    ASSERT_EQ(host::enqueue(c.s, [&value, i] { value = value * 3 % 1000003 + i; }), Error::Success);
   }
   EXPECT_EQ(value, 1);  // recorded, not run
   GraphExec g = nullptr;
@@ -166,7 +165,9 @@ TEST(RuntimeGraph, WaitingOnPendingOutsideWorkIsRefused) {
   Event e = nullptr;
   ASSERT_EQ(c.drv->eventCreate(0, &e, kEventDisableTiming), Error::Success);
   std::atomic<bool> release{false};
-  host::enqueue(other, [&] { while (!release) std::this_thread::yield(); });
+  host::enqueue(other, [&] {
+    while (!release) std::this_thread::yield();
+  });
   ASSERT_EQ(c.drv->eventRecord(e, other), Error::Success);
   ASSERT_EQ(c.drv->streamBeginCapture(c.s, CaptureMode::Global), Error::Success);
   EXPECT_EQ(c.drv->streamWaitEvent(c.s, e), Error::CaptureUnsupported);
@@ -191,7 +192,9 @@ TEST(RuntimeGraph, DestroyingAGraphLeavesQueuedLaunchesIntact) {
   GraphExec g = nullptr;
   ASSERT_EQ(c.drv->streamEndCapture(c.s, &g), Error::Success);
   std::atomic<bool> release{false};
-  host::enqueue(c.s, [&] { while (!release) std::this_thread::yield(); });
+  host::enqueue(c.s, [&] {
+    while (!release) std::this_thread::yield();
+  });
   for (int i = 0; i < 4; ++i) ASSERT_EQ(c.drv->graphLaunch(g, c.s), Error::Success);
   EXPECT_EQ(c.drv->graphDestroy(g), Error::Success);
   release = true;
@@ -249,10 +252,11 @@ TEST(RuntimeInline, ShortWorkQueuesBehindPendingWork) {
     order.push_back(1);
   });
   std::thread::id ran_on;
-  ASSERT_EQ(host::enqueueShort(s, [&] {
-              ran_on = std::this_thread::get_id();
-              order.push_back(2);
-            }),
+  ASSERT_EQ(host::enqueueShort(s,
+                               [&] {
+                                 ran_on = std::this_thread::get_id();
+                                 order.push_back(2);
+                               }),
             Error::Success);
   EXPECT_EQ(drv->streamQuery(s), Error::NotReady);
   release = true;
@@ -285,8 +289,7 @@ TEST(RuntimeInline, WorkQueuedDuringAnInlineRunWaitsForIt) {
 TEST(RuntimeInline, AThrowingInlineRunIsTheStickyError) {
   auto drv = test::hostDriver();
   Stream s = drv->defaultStream(0);
-  EXPECT_EQ(host::enqueueShort(s, [] { throw std::runtime_error("inline boom"); }),
-            Error::Success);
+  EXPECT_EQ(host::enqueueShort(s, [] { throw std::runtime_error("inline boom"); }), Error::Success);
   EXPECT_EQ(drv->streamSynchronize(s), Error::LaunchFailure);
   EXPECT_NE(drv->lastErrorMessage(0).find("inline boom"), std::string::npos);
   EXPECT_EQ(drv->getLastError(0), Error::LaunchFailure);

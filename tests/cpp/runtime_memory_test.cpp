@@ -126,8 +126,7 @@ TEST(RuntimeMemory, MemcpyValidatesRangesAndKinds) {
   EXPECT_EQ(drv->memcpyAsync(d, h.data(), 4097, MemcpyKind::HostToDevice, s), Error::InvalidValue);
   EXPECT_EQ(drv->memcpyAsync(dc + 4000, h.data(), 97, MemcpyKind::HostToDevice, s),
             Error::InvalidValue);
-  EXPECT_EQ(drv->memcpyAsync(dc + 4000, h.data(), 96, MemcpyKind::HostToDevice, s),
-            Error::Success);
+  EXPECT_EQ(drv->memcpyAsync(dc + 4000, h.data(), 96, MemcpyKind::HostToDevice, s), Error::Success);
   EXPECT_EQ(drv->memcpyAsync(h.data(), h.data() + 4096, 16, MemcpyKind::DeviceToHost, s),
             Error::InvalidValue);  // source is not device memory
   EXPECT_EQ(drv->memcpyAsync(h.data(), d, 16, MemcpyKind::HostToHost, s), Error::InvalidValue);

@@ -56,7 +56,10 @@ TEST(RuntimeProtectDeathTest, ProtectionReturnsAfterDeviceAccessEnds) {
   auto drv = test::hostDriver(1, 1 << 20, /*protect=*/true);
   void* d = nullptr;
   ASSERT_EQ(drv->malloc(0, &d, 4096), Error::Success);
-  { host::DeviceAccess access; readByte(d); }
+  {
+    host::DeviceAccess access;
+    readByte(d);
+  }
   EXPECT_DEATH(readByte(d), "");  // SIGSEGV (a sanitizer turns it into an exit)
   EXPECT_EQ(drv->free(0, d), Error::Success);
 }

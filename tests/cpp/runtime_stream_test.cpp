@@ -35,7 +35,11 @@ TEST(RuntimeStream, QueryReportsPendingWork) {
   Stream s = drv->defaultStream(0);
   EXPECT_EQ(drv->streamQuery(s), Error::Success);
   std::atomic<bool> release{false};
-  ASSERT_EQ(host::enqueue(s, [&] { while (!release) std::this_thread::yield(); }), Error::Success);
+  ASSERT_EQ(host::enqueue(s,
+                          [&] {
+                            while (!release) std::this_thread::yield();
+                          }),
+            Error::Success);
   EXPECT_EQ(drv->streamQuery(s), Error::NotReady);
   release = true;
   ASSERT_EQ(drv->streamSynchronize(s), Error::Success);
@@ -89,7 +93,10 @@ TEST(RuntimeStream, HostFuncRunsInOrder) {
   auto drv = test::hostDriver();
   Stream s = drv->defaultStream(0);
   std::vector<int> order;
-  host::enqueue(s, [&] { std::this_thread::sleep_for(5ms); order.push_back(1); });
+  host::enqueue(s, [&] {
+    std::this_thread::sleep_for(5ms);
+    order.push_back(1);
+  });
   auto push_two = [](void* p) { static_cast<std::vector<int>*>(p)->push_back(2); };
   ASSERT_EQ(drv->launchHostFunc(s, push_two, &order), Error::Success);
   ASSERT_EQ(drv->streamSynchronize(s), Error::Success);

@@ -27,14 +27,13 @@ TEST(RuntimeIpc, AHandleMapsTheSameMemoryElsewhere) {
   EXPECT_NE(q, p);
   EXPECT_EQ(other->pointerDevice(q), 1);
   const char msg[] = "shared";
-  ASSERT_EQ(drv->memcpyAsync(p, msg, sizeof(msg), MemcpyKind::HostToDevice,
-                             drv->defaultStream(0)),
+  ASSERT_EQ(drv->memcpyAsync(p, msg, sizeof(msg), MemcpyKind::HostToDevice, drv->defaultStream(0)),
             Error::Success);
   ASSERT_EQ(drv->deviceSynchronize(0), Error::Success);
   char seen[sizeof(msg)] = {};
-  ASSERT_EQ(other->memcpyAsync(seen, q, sizeof(msg), MemcpyKind::DeviceToHost,
-                               other->defaultStream(1)),
-            Error::Success);
+  ASSERT_EQ(
+      other->memcpyAsync(seen, q, sizeof(msg), MemcpyKind::DeviceToHost, other->defaultStream(1)),
+      Error::Success);
   ASSERT_EQ(other->deviceSynchronize(1), Error::Success);
   EXPECT_STREQ(seen, msg);
   // Imported memory is not charged to the importer's capacity and is not free()'d.
@@ -96,10 +95,10 @@ TEST(RuntimeDevice, PeerAccessAndUtilization) {
   int percent = -1;
   ASSERT_EQ(drv->deviceUtilization(1, &percent), Error::Success);  // starts a window
   auto busy = [] { std::this_thread::sleep_for(std::chrono::milliseconds(60)); };
-  ASSERT_EQ(drv->launchHostFunc(drv->defaultStream(1), [](void* f) {
-              (*static_cast<decltype(busy)*>(f))();
-            }, &busy),
-            Error::Success);
+  ASSERT_EQ(
+      drv->launchHostFunc(
+          drv->defaultStream(1), [](void* f) { (*static_cast<decltype(busy)*>(f))(); }, &busy),
+      Error::Success);
   ASSERT_EQ(drv->deviceSynchronize(1), Error::Success);
   ASSERT_EQ(drv->deviceUtilization(1, &percent), Error::Success);
   EXPECT_GT(percent, 30);

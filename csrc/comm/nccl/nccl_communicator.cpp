@@ -105,11 +105,10 @@ class NcclCommunicator final : public Communicator {
       case ReduceOp::PreMulSum: break;
     }
     ncclRedOp_t premul;
-    Status s = check(
-        ncclRedOpCreatePreMulSum(&premul, const_cast<void*>(op.factor), ncclType(type),
-                                 op.factor_on_device ? ncclScalarDevice : ncclScalarHostImmediate,
-                                 comm_),
-        "ncclRedOpCreatePreMulSum");
+    Status s = check(ncclRedOpCreatePreMulSum(
+                         &premul, const_cast<void*>(op.factor), ncclType(type),
+                         op.factor_on_device ? ncclScalarDevice : ncclScalarHostImmediate, comm_),
+                     "ncclRedOpCreatePreMulSum");
     if (!s.empty()) return s;
     s = fn(premul);
     ncclRedOpDestroy(premul, comm_);

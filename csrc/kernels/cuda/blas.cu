@@ -72,8 +72,7 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
       type = CUDA_R_16F;
       compute = CUBLAS_COMPUTE_32F;
       break;
-    default:
-      return rt::Error::NotSupported;
+    default: return rt::Error::NotSupported;
   }
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
   if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
@@ -94,8 +93,7 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   cublasStatus_t st = cublasGemmStridedBatchedEx(
       handle, op(d.trans_a), op(d.trans_b), m, n, k, alpha, d.a, type, static_cast<int>(d.lda),
       d.stride_a, d.b, type, static_cast<int>(d.ldb), d.stride_b, beta, d.c, type,
-      static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute,
-      CUBLAS_GEMM_DEFAULT);
+      static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute, CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS) return fromCublas(st);
   return fromCuda(cudaGetLastError());
 }

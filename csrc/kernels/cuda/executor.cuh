@@ -41,21 +41,15 @@ __global__ void stridedKernel(ElementwiseDesc d, F f) {
 
 inline rt::Error fromCuda(cudaError_t e) {
   switch (e) {
-    case cudaSuccess:
-      return rt::Error::Success;
-    case cudaErrorMemoryAllocation:
-      return rt::Error::OutOfMemory;
-    case cudaErrorInvalidDevice:
-      return rt::Error::InvalidDevice;
+    case cudaSuccess: return rt::Error::Success;
+    case cudaErrorMemoryAllocation: return rt::Error::OutOfMemory;
+    case cudaErrorInvalidDevice: return rt::Error::InvalidDevice;
     case cudaErrorInvalidValue:
     case cudaErrorInvalidConfiguration:
-    case cudaErrorInvalidResourceHandle:
-      return rt::Error::InvalidValue;
+    case cudaErrorInvalidResourceHandle: return rt::Error::InvalidValue;
     case cudaErrorNoKernelImageForDevice:
-    case cudaErrorInvalidDeviceFunction:
-      return rt::Error::NotSupported;
-    default:
-      return rt::Error::LaunchFailure;
+    case cudaErrorInvalidDeviceFunction: return rt::Error::NotSupported;
+    default: return rt::Error::LaunchFailure;
   }
 }
 
@@ -146,8 +140,8 @@ struct Executor {
   template <class F, class Out, class... In, size_t... I>
   static void launchDense(unsigned blocks, cudaStream_t native, const ElementwiseDesc& d,
                           const F& f, std::index_sequence<I...>) {
-    denseKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(
-        d.numel, f, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
+    denseKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(d.numel, f, typedData<Out>(d, 0),
+                                                                typedData<const In>(d, I + 1)...);
   }
 };
 

@@ -13,11 +13,15 @@ namespace {
 
 struct SumOp {
   template <class A>
-  __device__ A operator()(A a, A b) const { return a + b; }
+  __device__ A operator()(A a, A b) const {
+    return a + b;
+  }
 };
 struct MaxOp {
   template <class A>
-  __device__ A operator()(A a, A b) const { return (isNan(b) || b > a) ? b : a; }
+  __device__ A operator()(A a, A b) const {
+    return (isNan(b) || b > a) ? b : a;
+  }
 };
 
 // Every thread gets the op-merge of all threads' `v` (blockDim.x a multiple of 32).
@@ -41,7 +45,8 @@ __global__ void softmaxKernel(SoftmaxDesc d) {
   for (int64_t line = blockIdx.x; line < d.outer * d.inner; line += gridDim.x) {
     const int64_t s = lineStart(d, line);
     const A m = blockReduce(partialMax(x + s, d.dim, d.inner, threadIdx.x, blockDim.x), MaxOp{});
-    const A sum = blockReduce(partialSumExp(x + s, d.dim, d.inner, m, threadIdx.x, blockDim.x), SumOp{});
+    const A sum =
+        blockReduce(partialSumExp(x + s, d.dim, d.inner, m, threadIdx.x, blockDim.x), SumOp{});
     softmaxWrite(x + s, y + s, d.dim, d.inner, m, sum, d.log, threadIdx.x, blockDim.x);
   }
 }
@@ -68,11 +73,12 @@ __global__ void layerNormKernel(LayerNormDesc d) {
     const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
     const A mean = blockReduce(partialSum(x, d.cols, threadIdx.x, blockDim.x), SumOp{}) /
                    static_cast<A>(d.cols);
-    const A var = blockReduce(partialSquaredDev(x, d.cols, mean, threadIdx.x, blockDim.x), SumOp{}) /
-                  static_cast<A>(d.cols);
+    const A var =
+        blockReduce(partialSquaredDev(x, d.cols, mean, threadIdx.x, blockDim.x), SumOp{}) /
+        static_cast<A>(d.cols);
     const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
-    layerNormWrite(x, w, b, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd,
-                   threadIdx.x, blockDim.x);
+    layerNormWrite(x, w, b, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, threadIdx.x,
+                   blockDim.x);
     if (threadIdx.x == 0) {
       reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
       reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
@@ -159,9 +165,11 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
 rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
   return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if (d.dx && d.rows > 0) layerNormGradInputKernel<T><<<gridFor(d.rows), kThreads, 0, native>>>(d);
+    if (d.dx && d.rows > 0)
+      layerNormGradInputKernel<T><<<gridFor(d.rows), kThreads, 0, native>>>(d);
     if ((d.dweight || d.dbias) && d.cols > 0)
-      layerNormGradParamKernel<T><<<gridFor((d.cols + kThreads - 1) / kThreads), kThreads, 0, native>>>(d);
+      layerNormGradParamKernel<T>
+          <<<gridFor((d.cols + kThreads - 1) / kThreads), kThreads, 0, native>>>(d);
   });
 }
 

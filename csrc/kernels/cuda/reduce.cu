@@ -68,7 +68,8 @@ cudaStream_t prepare(rt::Stream stream, cudaError_t& err) {
 }
 
 unsigned blocksFor(int64_t n) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
 }
 
 }  // namespace

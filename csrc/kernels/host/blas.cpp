@@ -21,7 +21,10 @@ namespace {
 rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return rt::Error::Success;
   switch (d.dtype) {
-    case DType::Float: case DType::Double: case DType::BFloat16: case DType::Half: break;
+    case DType::Float:
+    case DType::Double:
+    case DType::BFloat16:
+    case DType::Half: break;
     default: return rt::Error::NotSupported;
   }
   const HostGemmFn fn = g_gemm.load();

@@ -102,8 +102,10 @@ struct Executor {
           if (!f(i)) throw std::out_of_range("accel: index out of bounds in an indexing kernel");
         }
       };
-      if (serial) body(0, n);
-      else rt::host::parallelFor(0, n, kGrain, body);
+      if (serial)
+        body(0, n);
+      else
+        rt::host::parallelFor(0, n, kGrain, body);
     });
   }
 };

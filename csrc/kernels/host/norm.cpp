@@ -14,7 +14,9 @@ namespace {
 
 constexpr int64_t kGrain = 32768;  // elements per parallel task
 
-int64_t rowGrain(int64_t row_len) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len)); }
+int64_t rowGrain(int64_t row_len) {
+  return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len));
+}
 
 // Sums and maxima of f(0..n) in 8 independent lanes, so the compiler can vectorize them
 // (a single float accumulator forces sequential adds).
@@ -73,8 +75,8 @@ inline double hostExp(double x) { return mexp(x); }
 
 // One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
 template <class T, class A>
-__attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n,
-                                                               A* eb, bool log) {
+__attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n, A* eb,
+                                                               bool log) {
   const A m = laneMax(xr, n);
   for (int64_t j = 0; j < n; ++j) eb[j] = hostExp(castTo<A>(xr[j]) - m);
   const A s = laneSum<A>(n, [eb](int64_t j) { return eb[j]; });
@@ -91,8 +93,8 @@ __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* y
 // The same row compiled for AVX2 + FMA (twice the vector width of the x86-64 baseline), picked
 // at run time like ATen's CPU kernels.
 template <class T, class A>
-__attribute__((target("avx2,fma"))) void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n,
-                                                             A* eb, bool log) {
+__attribute__((target("avx2,fma"))) void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n, A* eb,
+                                                             bool log) {
   denseSoftmaxRowImpl(xr, yr, n, eb, log);
 }
 #endif
@@ -117,8 +119,7 @@ __attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, c
       gi[j] = storeCast<T>(castTo<A>(g[j]) - hostExp(castTo<A>(y[j])) * dot);
   } else {
     const A dot = laneSum<A>(n, [g, y](int64_t j) { return castTo<A>(g[j]) * castTo<A>(y[j]); });
-    for (int64_t j = 0; j < n; ++j)
-      gi[j] = storeCast<T>(castTo<A>(y[j]) * (castTo<A>(g[j]) - dot));
+    for (int64_t j = 0; j < n; ++j) gi[j] = storeCast<T>(castTo<A>(y[j]) * (castTo<A>(g[j]) - dot));
   }
 }
 
@@ -211,12 +212,15 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
           const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
           const A mean = laneSum<A>(d.cols, [x](int64_t j) { return castTo<A>(x[j]); }) /
                          static_cast<A>(d.cols);
-          const A var = laneSum<A>(d.cols, [x, mean](int64_t j) {
-                          const A dv = castTo<A>(x[j]) - mean;
-                          return dv * dv;
-                        }) / static_cast<A>(d.cols);
+          const A var = laneSum<A>(d.cols,
+                                   [x, mean](int64_t j) {
+                                     const A dv = castTo<A>(x[j]) - mean;
+                                     return dv * dv;
+                                   }) /
+                        static_cast<A>(d.cols);
           const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
-          layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0, 1);
+          layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0,
+                         1);
           reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
           reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
         }

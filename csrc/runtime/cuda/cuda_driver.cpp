@@ -63,10 +63,9 @@ Error check(cudaError_t e, const char* call) {
 }
 
 #define ACCEL_CUDA(call) check((call), #call)
-#define ACCEL_CUDA_RETURN_IF_ERROR(call)                   \
-  do {                                                     \
-    if (Error e_ = ACCEL_CUDA(call); e_ != Error::Success) \
-      return e_;                                           \
+#define ACCEL_CUDA_RETURN_IF_ERROR(call)                              \
+  do {                                                                \
+    if (Error e_ = ACCEL_CUDA(call); e_ != Error::Success) return e_; \
   } while (0)
 
 // What rt::GraphExec points to: the captured graph (kept for debug dumps) and its
@@ -243,8 +242,8 @@ class CudaDriver final : public Driver {
     if (stream == nullptr) return Error::InvalidValue;
     if (isDefault(stream)) return Error::NotSupported;  // the legacy stream cannot capture
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
-    return ACCEL_CUDA(cudaStreamBeginCapture(cast(stream)->handle,
-                                             static_cast<cudaStreamCaptureMode>(mode)));
+    return ACCEL_CUDA(
+        cudaStreamBeginCapture(cast(stream)->handle, static_cast<cudaStreamCaptureMode>(mode)));
   }
 
   Error streamEndCapture(Stream stream, GraphExec* graph) override {

@@ -26,7 +26,7 @@ class BusyClock {
   int running_ = 0;
   Clock::time_point started_ = Clock::now();
   Clock::time_point busy_since_;
-  Clock::duration busy_{0};  // completed busy time
+  Clock::duration busy_{0};                                            // completed busy time
   std::deque<std::pair<Clock::time_point, Clock::duration>> samples_;  // earlier queries
 };
 

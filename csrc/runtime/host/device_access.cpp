@@ -14,7 +14,7 @@ namespace {
 
 struct Registry {
   std::mutex mu;
-  int holders = 0;                    // live DeviceAccess objects that counted
+  int holders = 0;                  // live DeviceAccess objects that counted
   std::map<void*, size_t> regions;  // base -> length
 };
 

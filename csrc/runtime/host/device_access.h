@@ -22,8 +22,8 @@ void releaseAccess();
 class DeviceAccess {
  public:
   DeviceAccess()
-      : active_(detail::protect_in_use.load(std::memory_order_relaxed) &&
-                detail::acquireAccess()) {}
+      : active_(detail::protect_in_use.load(std::memory_order_relaxed) && detail::acquireAccess()) {
+  }
   ~DeviceAccess() {
     if (active_) detail::releaseAccess();
   }

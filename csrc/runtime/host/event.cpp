@@ -56,7 +56,7 @@ Error EventImpl::makeStreamWait(Stream stream) const {
     generation = state_->recorded;
   }
   if (auto capture = mark.capture.lock(); capture && !capture->ended()) {
-    if (!stream->joinCapture(capture)) return Error::CaptureUnsupported;  // captures another
+    if (!stream->joinCapture(capture)) return Error::CaptureUnsupported;    // captures another
     if (!capture->join(stream, mark)) stream->leaveCapture(capture.get());  // it just ended
     return Error::Success;
   }

@@ -81,7 +81,8 @@ FaultInjector& processFaults() {
     auto* f = new FaultInjector(spec != nullptr ? spec : "");
     if (f->enabled()) {
       std::atexit([] {
-        std::fprintf(stderr, "torch_accel faults injected: %s\n", processFaults().summary().c_str());
+        std::fprintf(stderr, "torch_accel faults injected: %s\n",
+                     processFaults().summary().c_str());
       });
     }
     return f;

@@ -1,6 +1,7 @@
-// Fault injection for the host driver: TORCH_ACCEL_FAULTS="malloc:0.01,memcpy:0.001,launch:0.001,seed:7"
-// makes device mallocs, copies and kernel launches fail at those rates, so tests can prove
-// that every failure surfaces as a Python exception and leaves the runtime usable.
+// Fault injection for the host driver:
+// TORCH_ACCEL_FAULTS="malloc:0.01,memcpy:0.001,launch:0.001,seed:7" makes device mallocs, copies
+// and kernel launches fail at those rates, so tests can prove that every failure surfaces as a
+// Python exception and leaves the runtime usable.
 //
 // A faulted malloc returns OutOfMemory (the allocator then retries and may raise
 // torch.OutOfMemoryError); a faulted memcpyAsync or launch returns LaunchFailure without

@@ -29,9 +29,21 @@ size_t parseBytes(const char* name, const char* value) {
   size_t unit = 0;  // stays 0 on an unknown suffix
   switch (*rest) {
     case '\0': unit = 1; break;
-    case 'k': case 'K': unit = size_t{1} << 10; ++rest; break;
-    case 'm': case 'M': unit = size_t{1} << 20; ++rest; break;
-    case 'g': case 'G': unit = size_t{1} << 30; ++rest; break;
+    case 'k':
+    case 'K':
+      unit = size_t{1} << 10;
+      ++rest;
+      break;
+    case 'm':
+    case 'M':
+      unit = size_t{1} << 20;
+      ++rest;
+      break;
+    case 'g':
+    case 'G':
+      unit = size_t{1} << 30;
+      ++rest;
+      break;
   }
   if (n == 0 || unit == 0 || *rest != '\0' || n > SIZE_MAX / unit) {
     malformed(name, value, "a positive byte count, optionally with a K, M or G suffix");
@@ -40,8 +52,8 @@ size_t parseBytes(const char* name, const char* value) {
 }
 
 size_t defaultCapacity() {
-  const size_t ram = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
-                     static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t ram =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return std::min(size_t{8} << 30, ram / 4);
 }
 

@@ -147,10 +147,8 @@ class HostDriver final : public Driver {
     if (stream == nullptr) return Error::InvalidValue;
     if (bytes == 0) return Error::Success;
     if (dst == nullptr || src == nullptr) return Error::InvalidValue;
-    const bool dst_device =
-        kind == MemcpyKind::HostToDevice || kind == MemcpyKind::DeviceToDevice;
-    const bool src_device =
-        kind == MemcpyKind::DeviceToHost || kind == MemcpyKind::DeviceToDevice;
+    const bool dst_device = kind == MemcpyKind::HostToDevice || kind == MemcpyKind::DeviceToDevice;
+    const bool src_device = kind == MemcpyKind::DeviceToHost || kind == MemcpyKind::DeviceToDevice;
     if (!validSide(dst, bytes, dst_device) || !validSide(src, bytes, src_device)) {
       return Error::InvalidValue;
     }
@@ -246,8 +244,8 @@ class HostDriver final : public Driver {
     const Error status = capture->finish(&work, &streams);
     for (Stream s : streams) s->leaveCapture(capture.get());
     if (status != Error::Success) return status;
-    *graph = new GraphExecImpl{
-        std::make_shared<const std::vector<Work>>(std::move(work)), stream->device};
+    *graph = new GraphExecImpl{std::make_shared<const std::vector<Work>>(std::move(work)),
+                               stream->device};
     return Error::Success;
   }
 

@@ -10,10 +10,10 @@
 namespace accel::rt::host {
 
 struct HostConfig {
-  int devices = 2;                // TORCH_ACCEL_HOST_DEVICES
+  int devices = 2;                    // TORCH_ACCEL_HOST_DEVICES
   size_t capacity = size_t{1} << 30;  // bytes per device; TORCH_ACCEL_HOST_MEMORY ("512M")
-  bool protect = false;           // TORCH_ACCEL_PROTECT=1, see device_access.h
-  bool launch_blocking = false;   // TORCH_ACCEL_LAUNCH_BLOCKING=1
+  bool protect = false;               // TORCH_ACCEL_PROTECT=1, see device_access.h
+  bool launch_blocking = false;       // TORCH_ACCEL_LAUNCH_BLOCKING=1
 };
 
 // The configuration the environment asks for. The default capacity is min(8 GiB, RAM / 4).

@@ -42,11 +42,11 @@ class DeviceMemory {
 
  private:
   struct Allocation {
-    size_t size;     // as requested: the range copies may touch
-    size_t mapped;   // page-rounded length of the mapping
+    size_t size;    // as requested: the range copies may touch
+    size_t mapped;  // page-rounded length of the mapping
     int device;
-    int fd;          // its memfd, or -1 (anonymous memory)
-    bool imported;   // mapped from another process's allocation
+    int fd;         // its memfd, or -1 (anonymous memory)
+    bool imported;  // mapped from another process's allocation
   };
   void unmap(void* base, const Allocation& a);
   // The allocation containing ptr, or end().

@@ -131,8 +131,7 @@ Pool& pool() {
 
 int numThreads() { return pool().threads(); }
 
-void detail::parallelRun(int64_t begin, int64_t end, int64_t grain, RangeFn call,
-                         const void* fn) {
+void detail::parallelRun(int64_t begin, int64_t end, int64_t grain, RangeFn call, const void* fn) {
   const int threads = numThreads();
   if (threads == 1 || in_parallel || inBadFork()) {
     call(fn, begin, end);
