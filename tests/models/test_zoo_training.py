@@ -1,0 +1,58 @@
+"""Each zoo model (zoo.py) trains on accel as on CPU: the same parameters (tied ones stay
+tied), the first backward's gradients and three AdamW steps' losses match, and only the
+model's known ops reach the CPU fallback (none, under the "error" mode, for most)."""
+
+import functools
+
+import pytest
+import torch
+from zoo import KNOWN_FALLBACK, ZOO, build, train
+
+
+@functools.cache
+def runs(name: str):
+    model = build(name)
+    return train(name, model, "cpu"), train(name, model, "accel")
+
+
+MODELS = sorted(ZOO)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_same_parameters_and_ties(name):
+    cpu, acc = runs(name)
+    assert acc.names == cpu.names
+    assert acc.tied == cpu.tied
+
+
+def test_tied_models_have_ties():
+    # The ties the parameter test must keep are really there (embedding and LM head).
+    for name in ("gpt2", "bert", "t5", "whisper"):
+        assert any(len(g) > 1 for g in runs(name)[0].tied), name
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_first_gradients_match_cpu(name):
+    cpu, acc = runs(name)
+    scale = max(g.abs().max().item() for g in cpu.grads.values() if g is not None)
+    assert scale > 0
+    for n, want in cpu.grads.items():
+        got = acc.grads[n]
+        assert (got is None) == (want is None), n
+        if want is not None:
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-4 * scale, msg=n)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_adamw_losses_match_cpu(name):
+    cpu, acc = runs(name)
+    torch.testing.assert_close(
+        torch.tensor(acc.losses), torch.tensor(cpu.losses), rtol=1e-4, atol=0
+    )
+    assert acc.losses[-1] < acc.losses[0]  # the steps train
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fallback_only_for_known_ops(name):
+    _, acc = runs(name)
+    assert set(acc.fallback) <= KNOWN_FALLBACK[name], acc.fallback
