@@ -3,9 +3,8 @@ dropout off, float32, and the training run each test compares between CPU and ac
 
 ``ZOO`` maps a model name to its case: a builder (a CPU model, deterministic for a seed) and
 a batch maker. ``train(case, device)`` runs the first forward/backward and three AdamW steps
-on a copy of the model and returns what the tests compare. ``KNOWN_FALLBACK`` lists, per
-model, the aten ops that still reach the CPU fallback on accel; a model with none runs under
-the fallback's "error" mode, so a new fallback fails its test.
+on a copy of the model and returns what the tests compare. The accel run is under the
+fallback's "error" mode (TORCH_ACCEL_FALLBACK=error): an op without a native kernel fails it.
 """
 
 import copy
@@ -228,26 +227,6 @@ ZOO = {
     "whisper": Case(_whisper, _audio_batch),
 }
 
-# The aten ops each model still runs through the CPU fallback on accel (the test fails on any
-# other; a model with none runs under TORCH_ACCEL_FALLBACK=error semantics).
-CONV = {"aten::convolution", "aten::convolution_backward"}
-KNOWN_FALLBACK = {
-    "gpt2": set(),
-    "llama": set(),
-    "mixtral": set(),
-    "bert": set(),
-    "t5": set(),
-    "vit": CONV,
-    "resnet": CONV
-    | {
-        "aten::native_batch_norm",
-        "aten::native_batch_norm_backward",
-        "aten::max_pool2d_with_indices.out",
-        "aten::max_pool2d_with_indices_backward.grad_input",
-    },
-    "whisper": CONV,
-}
-
 
 def build(name: str, seed: int = 0) -> torch.nn.Module:
     torch.manual_seed(seed)
@@ -273,7 +252,9 @@ class Run:
     fallback: dict  # aten op -> calls through the CPU fallback
 
 
-class _FallbackMode:
+class FallbackMode:
+    """Sets the CPU fallback's mode for a block."""
+
     def __init__(self, mode: str):
         self.mode = mode
 
@@ -285,11 +266,6 @@ class _FallbackMode:
         torch_accel.set_fallback_mode(self.saved)
 
 
-def fallback_mode(name: str) -> str:
-    """"error" for a model with no known fallback, else "silent" (counted, not warned)."""
-    return "silent" if KNOWN_FALLBACK[name] else "error"
-
-
 def train(name: str, model: torch.nn.Module, device: str) -> Run:
     """The first backward and STEPS AdamW steps of a copy of ``model`` on ``device``."""
     model = copy.deepcopy(model).to(device)
@@ -298,7 +274,7 @@ def train(name: str, model: torch.nn.Module, device: str) -> Run:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     torch_accel.reset_fallback_counts()
     losses, grads = [], None
-    with _FallbackMode(fallback_mode(name) if device != "cpu" else torch_accel.fallback_mode()):
+    with FallbackMode("error" if device != "cpu" else torch_accel.fallback_mode()):
         for _ in range(STEPS):
             loss = model(**batch).loss
             loss.backward()
