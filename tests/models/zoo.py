@@ -266,8 +266,9 @@ class FallbackMode:
         torch_accel.set_fallback_mode(self.saved)
 
 
-def train(name: str, model: torch.nn.Module, device: str) -> Run:
-    """The first backward and STEPS AdamW steps of a copy of ``model`` on ``device``."""
+def train(name: str, model: torch.nn.Module, device: str, bf16: bool = False) -> Run:
+    """The first backward and STEPS AdamW steps of a copy of ``model`` on ``device``, in
+    float32 or under bfloat16 autocast."""
     model = copy.deepcopy(model).to(device)
     batch = {k: v.to(device) for k, v in ZOO[name].batch().items()}
     # foreach=True: what AdamW picks by itself on accel (a foreach device).
@@ -276,7 +277,8 @@ def train(name: str, model: torch.nn.Module, device: str) -> Run:
     losses, grads = [], None
     with FallbackMode("error" if device != "cpu" else torch_accel.fallback_mode()):
         for _ in range(STEPS):
-            loss = model(**batch).loss
+            with torch.autocast(torch.device(device).type, torch.bfloat16, enabled=bf16):
+                loss = model(**batch).loss
             loss.backward()
             if grads is None:
                 grads = {
