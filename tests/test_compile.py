@@ -294,10 +294,10 @@ def test_dynamic_batch_size_compiles_once(wrapper):
 @host_only
 @WRAPPERS
 def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
-    # histc has no Inductor lowering (it stays an aten call in the graph) and no native accel
-    # kernel: it runs through the counted CPU fallback, between fused kernels.
+    # kthvalue has no Inductor lowering (it stays an aten call in the graph) and no native
+    # accel kernel: it runs through the counted CPU fallback, between fused kernels.
     def f(x):
-        return torch.histc(x.sin() * 2, bins=7, min=-2, max=2) + 1
+        return torch.kthvalue(x.sin() * 2, 7).values + 1
 
     x = torch.randn(300)
     compiled = torch.compile(f)
@@ -305,11 +305,11 @@ def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
         warnings.simplefilter("always")
         out = compiled(x.to("accel"))
     torch.testing.assert_close(out.cpu(), f(x))
-    assert torch_accel.fallback_counts() == {"aten::histc": 1}
+    assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
     # The backend's warning names the op. It is a Python warning where the call path installs
     # PyTorch's warning handler, and goes to stderr (c10's default handler) from compiled code.
     warned = [str(w.message) for w in caught] + [capfd.readouterr().err]
-    assert any("'aten::histc' has no native accel kernel" in m for m in warned), warned
+    assert any("'aten::kthvalue.values' has no native accel kernel" in m for m in warned), warned
 
 
 def test_triton_path_generates_code():

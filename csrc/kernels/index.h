@@ -1,8 +1,8 @@
 // The indexing family: gather/scatter-style indexed copies (gather, scatter, index_select,
-// index_add, index, index_put, embedding backward), index bounds, nonzero, triu/tril and
-// arange. Its per-element bodies are shared by the host and CUDA builds. Each is a
-// functor `bool operator()(int64_t i) const` (false: element i met an out-of-range index and
-// was skipped). An executor runs it over [0, n):
+// index_add, index, index_put, embedding backward), index bounds, nonzero, triu/tril,
+// arange, and the histograms (histc, bincount: histogram.h). Its per-element bodies are shared by
+// the host and CUDA builds. Each is a functor `bool operator()(int64_t i) const` (false: element i
+// met an out-of-range index and was skipped). An executor runs it over [0, n):
 //   Exec::forEach(n, serial, f, stream)   serial = duplicates accumulate into one place
 // and supplies the reductions (minMax, countNonzero, nonzero), whose per-element reads are the
 // helpers below.
@@ -13,6 +13,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/histogram.h"
 
 namespace accel::kernels {
 
@@ -58,6 +59,18 @@ struct IndexTable {
   rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream);
   // out[i] = start + i * step, for i in iteration order (d.op[0] one-dimensional).
   rt::Error (*arange)(const ElementwiseDesc& d, Scalar start, Scalar step, rt::Stream stream);
+  // out[b] += 1 for each element x of d.op[0] with lo <= x <= hi, where
+  // b = (x - lo) * bins / (hi - lo) truncated, and x == hi counts in the last bin. The bin is
+  // computed as CUDA does: in the input's opmath type for floats (lo and hi rounded to it),
+  // exactly for integers. NaN counts nowhere. `out` holds `bins` contiguous elements of the
+  // input's dtype, zeroed by the caller; lo < hi, both finite (checked by the caller).
+  rt::Error (*histc)(const ElementwiseDesc& d, double lo, double hi, int64_t bins, char* out,
+                     rt::Stream stream);
+  // For each element x of d.op[0] (Int64, in [0, size): checked by the caller), out[x] += 1
+  // (d.noperands == 1; out Int64) or out[x] += w (d.noperands == 2: d.op[1] the weights, any
+  // dtype; out Float or Double, `out_dtype`). `out` holds `size` zeroed contiguous elements.
+  rt::Error (*bincount)(const ElementwiseDesc& d, char* out, DType out_dtype, int64_t size,
+                        rt::Stream stream);
   // Exec: the driver's executor, with the primitives each driver still writes itself
   // (minMax, countNonzero, nonzero).
   template <class Exec>
@@ -277,7 +290,9 @@ IndexTable IndexTable::make() {
           static_cast<decltype(IndexTable::nonzero_count)>(&launchNonzeroCount<Exec>),
           static_cast<decltype(IndexTable::nonzero)>(&launchNonzero<Exec>),
           static_cast<decltype(IndexTable::triangle)>(&launchTriangle<Exec>),
-          static_cast<decltype(IndexTable::arange)>(&launchArange<Exec>)};
+          static_cast<decltype(IndexTable::arange)>(&launchArange<Exec>),
+          static_cast<decltype(IndexTable::histc)>(&launchHistc<Exec>),
+          static_cast<decltype(IndexTable::bincount)>(&launchBincount<Exec>)};
 }
 
 }  // namespace accel::kernels

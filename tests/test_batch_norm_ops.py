@@ -1,0 +1,110 @@
+"""Native batch norm (training with running stats, eval, no stats) and its backward against
+CPU: values, gradients, running statistics, non-contiguous inputs, bad input."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float64: dict(rtol=1e-10, atol=1e-10),
+    torch.bfloat16: dict(rtol=2e-2, atol=2e-2),
+}
+
+
+def no_fallback():
+    assert torch_accel.fallback_counts() == {}
+
+
+def run(device, x, training, affine, stats, dtype, momentum=0.1):
+    g = torch.Generator().manual_seed(1)
+    c = x.shape[1]
+    w = (torch.rand(c, generator=g) + 0.5).requires_grad_() if affine else None
+    b = torch.randn(c, generator=g).requires_grad_() if affine else None
+    rm = torch.randn(c, generator=g) if stats else None
+    rv = (torch.rand(c, generator=g) + 0.5) if stats else None
+    # float64 runs all in float64; bfloat16 input keeps float32 parameters (mixed, as AMP has).
+    pdtype = torch.float64 if dtype == torch.float64 else torch.float32
+    moved = [
+        t.to(device, pdtype).detach().requires_grad_() if t is not None else None for t in (w, b)
+    ]
+    rm, rv = [t.to(device, pdtype) if t is not None else None for t in (rm, rv)]
+    xd = x.to(device=device, dtype=dtype).detach().requires_grad_()  # keeps x's strides
+    assert xd.is_contiguous() == x.is_contiguous()
+    y = F.batch_norm(xd, rm, rv, moved[0], moved[1], training, momentum, 1e-5)
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(2)).to(device, dtype)
+    (y * gy).sum().backward()
+    out = (
+        [y, xd.grad]
+        + [t.grad for t in moved if t is not None]
+        + [t for t in (rm, rv) if t is not None]
+    )
+    return [t.detach().cpu() for t in out]
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 4, 5, 6), (2, 2, 3, 2, 3)])
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batch_norm_matches_cpu(shape, training, affine):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)) * 3 + 1
+    want = run("cpu", x, training, affine, True, torch.float32)
+    got = run("accel", x, training, affine, True, torch.float32)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOL[torch.float32])
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_batch_norm_dtypes(dtype):
+    x = torch.randn(3, 4, 5, 5, generator=torch.Generator().manual_seed(3))
+    want = run("cpu", x, True, True, True, dtype)
+    got = run("accel", x, True, True, True, dtype)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, **TOL[dtype])
+    no_fallback()
+
+
+def test_batch_norm_without_running_stats_and_non_contiguous():
+    x = torch.randn(3, 4, 6, 5, generator=torch.Generator().manual_seed(4)).transpose(2, 3)
+    assert not x.is_contiguous()
+    want = run("cpu", x, True, True, False, torch.float32)
+    got = run("accel", x, True, True, False, torch.float32)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOL[torch.float32])
+    no_fallback()
+
+
+def test_batch_norm_module_running_stats_over_steps():
+    torch.manual_seed(5)
+    cpu = torch.nn.BatchNorm2d(3, momentum=0.3)
+    acc = torch.nn.BatchNorm2d(3, momentum=0.3).to("accel")
+    acc.load_state_dict(cpu.state_dict())
+    for step in range(3):
+        x = torch.randn(2, 3, 4, 4, generator=torch.Generator().manual_seed(step))
+        torch.testing.assert_close(acc(x.to("accel")).cpu(), cpu(x), rtol=1e-5, atol=1e-5)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(acc, name).cpu(), getattr(cpu, name))
+    acc.eval()
+    cpu.eval()
+    x = torch.randn(2, 3, 4, 4)
+    torch.testing.assert_close(acc(x.to("accel")).cpu(), cpu(x), rtol=1e-5, atol=1e-5)
+    no_fallback()
+
+
+def test_batch_norm_bad_input_raises_like_cpu():
+    # One value per channel in training (F.batch_norm's ValueError), and stats of the wrong
+    # length (ATen's RuntimeError).
+    for x, c in [(torch.randn(1, 3), 3), (torch.randn(2, 3, 4), 5)]:
+        args = (torch.zeros(c), torch.ones(c))
+        with pytest.raises((RuntimeError, ValueError)) as cpu_err:
+            F.batch_norm(x, *args, training=True)
+        with pytest.raises(cpu_err.type):
+            F.batch_norm(x.to("accel"), *(a.to("accel") for a in args), training=True)
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(
+        F.batch_norm(x.to("accel"), None, None, training=True).cpu(),
+        F.batch_norm(x, None, None, training=True),
+    )

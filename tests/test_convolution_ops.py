@@ -1,0 +1,96 @@
+"""Native convolution (1d/2d/3d, groups, stride, padding, dilation) forward and backward
+against CPU, non-contiguous inputs, and the shape errors CPU raises."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+
+
+def no_fallback():
+    assert torch_accel.fallback_counts() == {}
+
+
+def conv(device, x, w, b, dtype=torch.float32, **kw):
+    leaves = [
+        t.to(device, dtype).detach().requires_grad_() if t is not None else None for t in (x, w, b)
+    ]
+    y = CONV[x.dim() - 2](*leaves, **kw)
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
+    (y * gy).sum().backward()
+    return [y.detach().cpu()] + [t.grad.cpu() for t in leaves if t is not None]
+
+
+CASES = [
+    # (input shape, weight shape, kwargs)
+    ((2, 3, 9), (4, 3, 3), dict()),
+    ((2, 4, 16), (6, 2, 3), dict(stride=2, padding=1, groups=2)),
+    ((2, 3, 8, 8), (5, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 16, 16), (8, 3, 4, 4), dict(stride=4)),  # ViT's patch embedding
+    ((1, 4, 9, 7), (4, 1, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=4)),
+    ((2, 3, 11, 11), (6, 3, 7, 7), dict(stride=2, padding=3)),  # ResNet's stem
+    ((1, 2, 5, 6, 4), (3, 2, 2, 3, 2), dict(padding=1, stride=(1, 2, 1))),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0]) - 2}d-{c[2]}")
+def test_convolution_matches_cpu(case, bias):
+    xs, ws, kw = case
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(xs, generator=g), torch.randn(ws, generator=g)
+    b = torch.randn(ws[0], generator=g) if bias else None
+    for got, want in zip(conv("accel", x, w, b, **kw), conv("cpu", x, w, b, **kw)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_convolution_dtypes(dtype):
+    g = torch.Generator().manual_seed(2)
+    x, w, b = torch.randn(2, 3, 7, 7, generator=g), torch.randn(4, 3, 3, 3, generator=g), None
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=3e-2, atol=1e-1)
+    for got, want in zip(
+        conv("accel", x, w, b, dtype, padding=1), conv("cpu", x, w, b, dtype, padding=1)
+    ):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, **tol)
+    no_fallback()
+
+
+def test_convolution_non_contiguous_and_channels_last():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 10, 8, generator=g).transpose(2, 3)
+    w = torch.randn(4, 3, 3, 3, generator=g)
+    assert not x.is_contiguous()
+    for got, want in zip(conv("accel", x, w, None, stride=2), conv("cpu", x, w, None, stride=2)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    xc = torch.randn(2, 3, 6, 6, generator=g).to(memory_format=torch.channels_last)
+    for got, want in zip(conv("accel", xc, w, None), conv("cpu", xc, w, None)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    no_fallback()
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((1, 4, 5, 5), (2, 3, 3, 3), 1),
+        ((1, 4, 5, 5), (3, 2, 3, 3), 2),
+        ((1, 3, 5, 5), (2, 1, 3, 3), 2),
+    ],
+    ids=["channels", "out-channels-vs-groups", "in-channels-vs-groups"],
+)
+def test_convolution_bad_shapes_raise_like_cpu(shapes):
+    xs, ws, groups = shapes
+    x, w = torch.randn(xs), torch.randn(ws)
+    with pytest.raises(RuntimeError):
+        F.conv2d(x, w, groups=groups)
+    with pytest.raises(RuntimeError, match="groups|channels"):
+        F.conv2d(x.to("accel"), w.to("accel"), groups=groups)
+    ok = torch.randn(2, xs[1], 3, 3)
+    torch.testing.assert_close(
+        F.conv2d(x.to("accel"), ok.to("accel")).cpu(), F.conv2d(x, ok), rtol=1e-4, atol=1e-4
+    )

@@ -1,0 +1,73 @@
+"""Native max_pool2d_with_indices and its backward against CPU: values, indices, gradients,
+stride/padding/dilation/ceil_mode, 3-D and non-contiguous inputs, bad input."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+
+def no_fallback():
+    assert torch_accel.fallback_counts() == {}
+
+
+def pool(device, x, dtype=torch.float32, **kw):
+    xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
+    y, idx = F.max_pool2d(xd, return_indices=True, **kw)
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
+    (y * gy).sum().backward()
+    return y.detach().cpu(), idx.cpu(), xd.grad.cpu()
+
+
+CONFIGS = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1)),
+    dict(kernel_size=3, stride=2, dilation=2, padding=1),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=2, stride=3, padding=1, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kw", CONFIGS, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))
+@pytest.mark.parametrize("shape", [(2, 3, 9, 8), (3, 7, 10)])
+def test_max_pool2d_matches_cpu(kw, shape):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    for got, want in zip(pool("accel", x, **kw), pool("cpu", x, **kw)):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_max_pool2d_dtypes_and_non_contiguous(dtype):
+    x = torch.randn(2, 4, 8, 10, generator=torch.Generator().manual_seed(2)).transpose(2, 3)
+    assert not x.is_contiguous()
+    kw = dict(kernel_size=3, stride=2, padding=1)
+    for got, want in zip(pool("accel", x, dtype, **kw), pool("cpu", x, dtype, **kw)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+    no_fallback()
+
+
+def test_max_pool2d_ties_and_nan_pick_like_cpu():
+    # After a ReLU most windows hold equal zeros: the first maximum wins, as on CPU.
+    x = torch.relu(torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(3)) - 0.8)
+    x[0, 0, 1, 1] = float("nan")
+    for got, want in zip(pool("accel", x, kernel_size=2), pool("cpu", x, kernel_size=2)):
+        torch.testing.assert_close(got, want, equal_nan=True)
+    no_fallback()
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [dict(kernel_size=5), dict(kernel_size=2, padding=2), dict(kernel_size=0)],
+    ids=["kernel-larger-than-input", "pad-over-half", "kernel-0"],
+)
+def test_max_pool2d_bad_input_raises_like_cpu(kw):
+    x = torch.randn(1, 2, 3, 3)
+    with pytest.raises(RuntimeError):
+        F.max_pool2d(x, **kw)
+    with pytest.raises(RuntimeError):
+        F.max_pool2d(x.to("accel"), **kw)
+    torch.testing.assert_close(F.max_pool2d(x.to("accel"), 2).cpu(), F.max_pool2d(x, 2))
