@@ -115,12 +115,12 @@ __global__ void layerNormGradParamKernel(LayerNormDesc d) {
 template <class F>
 rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
-  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(s->device));
   return dispatchDType(t, [&](auto tag) -> rt::Error {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (isFloating<T>) {
       launch(tag, s->handle);
-      return fromCuda(cudaGetLastError());
+      return rt::cuda::checkLaunch("layer norm kernel");
     }
     return rt::Error::NotSupported;
   });
