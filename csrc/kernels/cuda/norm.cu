@@ -74,8 +74,8 @@ __global__ void layerNormKernel(LayerNormDesc d) {
     layerNormWrite(x, w, b, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd,
                    threadIdx.x, blockDim.x);
     if (threadIdx.x == 0) {
-      reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
-      reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+      reinterpret_cast<A*>(d.mean)[i] = mean;
+      reinterpret_cast<A*>(d.rstd)[i] = rstd;
     }
   }
 }
@@ -93,8 +93,8 @@ __global__ void layerNormGradInputKernel(LayerNormDesc d) {
     ds = blockReduce(ds, SumOp{});
     db = blockReduce(db, SumOp{});
     layerNormGradWrite(dy, x, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
-                       castTo<A>(reinterpret_cast<const T*>(d.mean)[i]),
-                       castTo<A>(reinterpret_cast<const T*>(d.rstd)[i]), ds, db, threadIdx.x,
+                       reinterpret_cast<const A*>(d.mean)[i],
+                       reinterpret_cast<const A*>(d.rstd)[i], ds, db, threadIdx.x,
                        blockDim.x);
   }
 }
