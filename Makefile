@@ -53,7 +53,8 @@ CPP_SOURCES = $(shell git ls-files 'csrc/*.h' 'csrc/*.cpp' 'csrc/*.cu' 'csrc/*.c
 lint: $(VENV)/.deps
 	$(VENV)/bin/ruff check $(PY_SOURCES)
 	$(VENV)/bin/ruff format --check $(PY_SOURCES)
-	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES)
+	@echo clang-format --dry-run -Werror '<the C++ and CUDA sources>'
+	@$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES)
 
 format: $(VENV)/.deps
 	$(VENV)/bin/ruff check --fix $(PY_SOURCES)
@@ -122,11 +123,14 @@ demo: build
 bench: build
 	$(PY) benchmarks/run_all.py --out bench-results
 
-# On a GPU machine with torch (CUDA build), nvcc, cmake and ninja: build, test on the cuda
-# driver and benchmark next to torch.cuda, results in DIR (no venv, no registry needed).
+# On a GPU machine with torch (CUDA build), nvcc, cmake and ninja: build for that GPU's
+# architecture, smoke test, op tests on the cuda driver, benchmarks next to torch.cuda, compile
+# tests; 8 minutes by the steps' limits, DIR/summary.json rewritten after each step (no venv,
+# no registry needed). `GPU_CHECK_ARGS=--dry-run` runs the plan with echoes instead.
 DIR ?= gpu-check
+PYTHON ?= python3
 gpu-check:
-	scripts/gpu_check.sh $(DIR)
+	$(PYTHON) scripts/gpu_check.py $(DIR) $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf build *.egg-info torch_accel/*.so

@@ -1,6 +1,7 @@
 """accel next to torch.cuda on the same GPU, in the same run: a bf16 GEMM (8192^3), an
-elementwise add (bandwidth) and a sum (reduction). On a machine with no CUDA it says so and
-runs a scaled-down version against the CPU instead, so the script is always runnable.
+elementwise add (bandwidth), a sum (reduction), softmax and layer_norm over rows of 4096. On
+a machine with no CUDA it says so and runs a scaled-down version against the CPU instead, so
+the script is always runnable.
 
     python benchmarks/gpu_side_by_side.py [--out DIR]
 """
@@ -74,6 +75,24 @@ def main():
     )
     rows[f"sum_fp32_{n_elem}"] = bench(
         "sum", lambda: xa.sum(), lambda: xr.sum(), sync_a, sync_r, nbytes=4 * n_elem
+    )
+    rows_2d = (x.numel() // 4096, 4096)
+    x2a, x2r = xa.view(rows_2d), xr.view(rows_2d)
+    rows[f"softmax_fp32_{rows_2d[0]}x{rows_2d[1]}"] = bench(
+        "softmax",
+        lambda: torch.softmax(x2a, -1),
+        lambda: torch.softmax(x2r, -1),
+        sync_a,
+        sync_r,
+        nbytes=2 * 4 * n_elem,
+    )
+    rows[f"layer_norm_fp32_{rows_2d[0]}x{rows_2d[1]}"] = bench(
+        "layer_norm",
+        lambda: torch.nn.functional.layer_norm(x2a, (4096,)),
+        lambda: torch.nn.functional.layer_norm(x2r, (4096,)),
+        sync_a,
+        sync_r,
+        nbytes=2 * 4 * n_elem,
     )
     write_result(
         args.out,

@@ -42,6 +42,12 @@ def run_python(
 
 PROTECT = os.environ.get("TORCH_ACCEL_PROTECT") == "1"
 
+# For tests that move data between two devices: the host driver simulates two, a GPU machine
+# may have one.
+needs_two_devices = pytest.mark.skipif(
+    torch.accel.device_count() < 2, reason="needs two accel devices"
+)
+
 
 @pytest.fixture(autouse=True)
 def _clean_state():

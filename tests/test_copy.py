@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from conftest import needs_two_devices
+
 DTYPES = [
     torch.float32,
     torch.float64,
@@ -86,6 +88,7 @@ def test_complex_non_contiguous_to_host():
     torch.testing.assert_close(a.t().cpu(), x.t(), rtol=0, atol=0)
 
 
+@needs_two_devices
 def test_across_devices():
     x = torch.randn(33, 17)
     a0 = x.to("accel:0")

@@ -294,12 +294,38 @@ def test_layer_norm_forward_backward(dtype, affine):
                 torch.testing.assert_close(la.grad.cpu(), lc.grad, atol=atol, rtol=5e-2)
             else:
                 close(la.grad, lc.grad)
-    # mean / rstd: shapes and values as on CPU.
+    # mean / rstd: CPU's shapes and values, kept in float for half/bfloat16 (as torch.cuda).
+    stat_dtype = torch.float32 if dtype in (torch.bfloat16, torch.float16) else dtype
     for got, exp in zip(
         torch.native_layer_norm(x.to("accel"), shape, None, None, 1e-5)[1:],
-        torch.native_layer_norm(x, shape, None, None, 1e-5)[1:],
+        torch.native_layer_norm(x.to(stat_dtype), shape, None, None, 1e-5)[1:],
     ):
         close(got, exp)
+    assert_native()
+
+
+def test_layer_norm_bf16_statistics_in_float():
+    # Rows whose mean bfloat16 cannot hold (8 significant bits: steps of 4 near 1000).
+    x = (1000 + 40 * torch.linspace(-1, 1, 16) ** 3).to(torch.bfloat16).reshape(1, 16)
+    x = torch.cat([x, x / 1000])
+    y, mean, rstd = torch.native_layer_norm(x.to("accel"), (16,), None, None, 1e-5)
+    assert mean.dtype == rstd.dtype == torch.float32
+    xf = x.float()
+    exp_mean = xf.mean(1, keepdim=True)
+    exp_rstd = (xf.var(1, unbiased=False, keepdim=True) + 1e-5).rsqrt()
+    torch.testing.assert_close(mean.cpu(), exp_mean, rtol=1e-6, atol=0)
+    torch.testing.assert_close(rstd.cpu(), exp_rstd, rtol=1e-5, atol=0)
+    assert mean[0, 0].item() == exp_mean[0, 0].item() != float(exp_mean[0, 0].bfloat16())
+    # The output is CPU's bfloat16 layer norm (which also normalizes with float statistics).
+    y_cpu = torch.native_layer_norm(x, (16,), None, None, 1e-5)[0]
+    torch.testing.assert_close(y.cpu(), y_cpu, atol=1e-2, rtol=1e-2)
+    # The backward takes the float statistics natively, as CPU's takes the rounded ones.
+    xa = x.to("accel").requires_grad_()
+    xc = x.clone().requires_grad_()
+    g = torch.linspace(-1, 1, 32).reshape(2, 16).to(torch.bfloat16)
+    F.layer_norm(xa, (16,)).backward(g.to("accel"))
+    F.layer_norm(xc, (16,)).backward(g)
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad, atol=2e-2, rtol=2e-2)
     assert_native()
 
 

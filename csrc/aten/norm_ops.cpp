@@ -1,7 +1,9 @@
 // native_layer_norm and its backward. Input checks and the [M, N] split come from ATen's
-// _check_layer_norm_inputs; mean and rstd have the input's dtype and shape
-// input.shape[:axis] + [1] * len(normalized_shape), as on CPU. Mixed dtypes (e.g. bfloat16
-// input with float weight) go to the counted fallback.
+// _check_layer_norm_inputs; mean and rstd have the shape input.shape[:axis] + [1] *
+// len(normalized_shape), and float dtype for half/bfloat16 input (torch.cuda's choice; CPU
+// keeps the input's dtype). Mixed dtypes (e.g. bfloat16 input with float weight) go to the
+// counted fallback.
+#include <ATen/OpMathType.h>
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
@@ -55,8 +57,9 @@ struct LayerNorm {
     if (bias && bias->defined()) b = bias->contiguous();
     Tensor y = at::empty(x.sizes(), x.options());
     const auto stat = statShape(x, normalized_shape.size());
-    Tensor mean = at::empty(stat, x.options());
-    Tensor rstd = at::empty(stat, x.options());
+    const auto stat_options = x.options().dtype(at::toOpMathType(x.scalar_type()));
+    Tensor mean = at::empty(stat, stat_options);
+    Tensor rstd = at::empty(stat, stat_options);
     kernels::LayerNormDesc d;
     d.x = static_cast<const char*>(x.const_data_ptr());
     d.weight = dataOf(w);
@@ -79,7 +82,8 @@ struct LayerNormBackward {
                      const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
                      const std::optional<Tensor>& bias, std::array<bool, 3>) {
     return sameFloating(input, weight, bias) && grad_out.scalar_type() == input.scalar_type() &&
-           mean.scalar_type() == input.scalar_type() && rstd.scalar_type() == input.scalar_type();
+           mean.scalar_type() == at::toOpMathType(input.scalar_type()) &&
+           rstd.scalar_type() == at::toOpMathType(input.scalar_type());
   }
   static std::tuple<Tensor, Tensor, Tensor> compute(const Tensor& grad_out, const Tensor& input,
                                                     at::IntArrayRef normalized_shape,

@@ -24,8 +24,9 @@ struct SoftmaxDesc {
   bool log = false;
 };
 
-// Layer norm over contiguous rows [rows, cols]. weight/bias [cols] are optional (null); mean
-// and rstd are [rows]; all of `dtype`. Backward writes whichever of dx/dweight/dbias is set.
+// Layer norm over contiguous rows [rows, cols]. weight/bias [cols] are optional (null), of
+// `dtype` like x and y; mean and rstd are [rows] of OpMath<dtype> (float for half/bfloat16,
+// as torch.cuda keeps them). Backward writes whichever of dx/dweight/dbias is set.
 struct LayerNormDesc {
   const char* x = nullptr;
   const char* weight = nullptr;
@@ -171,12 +172,12 @@ template <class T, class A = OpMath<T>>
 ACCEL_HD inline void layerNormParamGrad(const LayerNormDesc& d, int64_t j, A& dw, A& dbias) {
   const T* dy = reinterpret_cast<const T*>(d.dy);
   const T* x = reinterpret_cast<const T*>(d.x);
-  const T* mean = reinterpret_cast<const T*>(d.mean);
-  const T* rstd = reinterpret_cast<const T*>(d.rstd);
+  const A* mean = reinterpret_cast<const A*>(d.mean);
+  const A* rstd = reinterpret_cast<const A*>(d.rstd);
   dw = dbias = A(0);
   for (int64_t i = 0; i < d.rows; ++i) {
     const A g = castTo<A>(dy[i * d.cols + j]);
-    dw += g * (castTo<A>(x[i * d.cols + j]) - castTo<A>(mean[i])) * castTo<A>(rstd[i]);
+    dw += g * (castTo<A>(x[i * d.cols + j]) - mean[i]) * rstd[i];
     dbias += g;
   }
 }

@@ -8,6 +8,7 @@
 #include "kernels/dtype.h"
 #include "kernels/elementwise.h"
 #include "kernels/philox.h"
+#include "kernels/portable_math.h"
 
 namespace accel::kernels {
 
@@ -64,7 +65,10 @@ ACCEL_HD inline int elementsPerGroup(RandomKind kind, DType out, uint64_t range)
   return out == DType::Double ? 2 : 4;
 }
 
-// Element i's sample as double (32-bit kinds compute in float, as CUDA does for float).
+// Element i's sample as double (32-bit kinds compute in float, as CUDA does for float). Host
+// and CUDA draw bit-identical values: each multiply-add is an explicit fma (nvcc would
+// otherwise contract `a + u * (b - a)` and the host compiler not), and log/sin/cos come from
+// portable_math.h rather than the two sides' libraries.
 ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane, int per_group,
                                 const int64_t (&off)[kMaxOperands]) {
   const bool wide = per_group == 2;
@@ -72,27 +76,28 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane,
     case RandomKind::Uniform: {
       if (wide) {
         const double u = uniformDouble(r.x[2 * lane], r.x[2 * lane + 1]);
-        return d.a + u * (d.b - d.a);
+        return fma(u, d.b - d.a, d.a);
       }
       const float u = uniformFloat(r.x[lane]);
-      return static_cast<float>(d.a) + u * static_cast<float>(d.b - d.a);
+      return fmaf(u, static_cast<float>(d.b - d.a), static_cast<float>(d.a));
     }
     case RandomKind::Normal: {
       // Box-Muller over a pair of uniforms: the pair's first element takes cos, the second sin.
+      double sin_v, cos_v;
       if (wide) {
         const double u1 = 1.0 - uniformDouble(r.x[0], r.x[1]);  // (0, 1]: log is finite
         const double u2 = uniformDouble(r.x[2], r.x[3]);
-        const double radius = sqrt(-2.0 * log(u1));
-        const double angle = 6.283185307179586 * u2;
-        return d.a + d.b * radius * (lane == 0 ? cos(angle) : sin(angle));
+        const double radius = sqrt(-2.0 * portableLog(u1));
+        portableSinCos(6.283185307179586 * u2, &sin_v, &cos_v);
+        return fma(d.b * radius, lane == 0 ? cos_v : sin_v, d.a);
       }
       const int pair = lane & ~1;
       const float u1 = 1.0f - uniformFloat(r.x[pair]);
       const float u2 = uniformFloat(r.x[pair + 1]);
-      const float radius = sqrtf(-2.0f * logf(u1));
-      const float angle = 6.2831853f * u2;
-      const float z = radius * ((lane & 1) == 0 ? cosf(angle) : sinf(angle));
-      return static_cast<float>(d.a) + static_cast<float>(d.b) * z;
+      const float radius = sqrtf(-2.0f * static_cast<float>(portableLog(u1)));
+      portableSinCos(6.2831853f * u2, &sin_v, &cos_v);
+      const float z = radius * static_cast<float>((lane & 1) == 0 ? cos_v : sin_v);
+      return fmaf(static_cast<float>(d.b), z, static_cast<float>(d.a));
     }
     case RandomKind::Bernoulli:
       return uniformFloat(r.x[lane]) < static_cast<float>(d.a) ? 1.0 : 0.0;

@@ -15,9 +15,11 @@
 namespace accel::kernels::cuda {
 namespace {
 
-rt::Error fromCublas(cublasStatus_t s) {
+// A cuBLAS status, with its message kept for the PyTorch error as for a CUDA call.
+rt::Error checkCublas(cublasStatus_t s, const char* call) {
+  if (s == CUBLAS_STATUS_SUCCESS) return rt::Error::Success;
+  rt::cuda::lastMessage().assign(call).append(": ").append(cublasGetStatusString(s));
   switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return rt::Error::Success;
     case CUBLAS_STATUS_ALLOC_FAILED: return rt::Error::OutOfMemory;
     case CUBLAS_STATUS_INVALID_VALUE: return rt::Error::InvalidValue;
     case CUBLAS_STATUS_NOT_SUPPORTED:
@@ -75,12 +77,14 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     default: return rt::Error::NotSupported;
   }
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
-  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(s->device));
   cublasHandle_t handle;
-  if (cublasStatus_t st = handleFor(s->device, &handle); st != CUBLAS_STATUS_SUCCESS)
-    return fromCublas(st);
-  if (cublasStatus_t st = cublasSetStream(handle, s->handle); st != CUBLAS_STATUS_SUCCESS)
-    return fromCublas(st);
+  if (rt::Error e = checkCublas(handleFor(s->device, &handle), "cublasCreate");
+      e != rt::Error::Success)
+    return e;
+  if (rt::Error e = checkCublas(cublasSetStream(handle, s->handle), "cublasSetStream");
+      e != rt::Error::Success)
+    return e;
 
   // Scaling factors have the compute type's precision.
   const double alpha64 = d.alpha, beta64 = d.beta;
@@ -94,8 +98,9 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
       handle, op(d.trans_a), op(d.trans_b), m, n, k, alpha, d.a, type, static_cast<int>(d.lda),
       d.stride_a, d.b, type, static_cast<int>(d.ldb), d.stride_b, beta, d.c, type,
       static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute, CUBLAS_GEMM_DEFAULT);
-  if (st != CUBLAS_STATUS_SUCCESS) return fromCublas(st);
-  return fromCuda(cudaGetLastError());
+  if (rt::Error e = checkCublas(st, "cublasGemmStridedBatchedEx"); e != rt::Error::Success)
+    return e;
+  return rt::cuda::checkLaunch("cublasGemmStridedBatchedEx");
 }
 
 const BlasTable& blasTable() {

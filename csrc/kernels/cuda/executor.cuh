@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "runtime/cuda/cuda_error.h"
 #include "runtime/cuda/cuda_stream.h"
 #include "kernels/elementwise.h"
 
@@ -36,20 +37,6 @@ __global__ void stridedKernel(ElementwiseDesc d, F f) {
     int64_t off[1 + sizeof...(In)];
     offsetsOf(d, i, off);
     stridedAt<F, Out, In...>(f, d, off);
-  }
-}
-
-inline rt::Error fromCuda(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess: return rt::Error::Success;
-    case cudaErrorMemoryAllocation: return rt::Error::OutOfMemory;
-    case cudaErrorInvalidDevice: return rt::Error::InvalidDevice;
-    case cudaErrorInvalidValue:
-    case cudaErrorInvalidConfiguration:
-    case cudaErrorInvalidResourceHandle: return rt::Error::InvalidValue;
-    case cudaErrorNoKernelImageForDevice:
-    case cudaErrorInvalidDeviceFunction: return rt::Error::NotSupported;
-    default: return rt::Error::LaunchFailure;
   }
 }
 
@@ -99,7 +86,7 @@ __global__ void forEachKernel(int64_t n, F f) {
 // device and cudaStream_t to launch on.
 inline rt::Error launchOn(rt::Stream stream, cudaStream_t* native) {
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
-  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(s->device));
   *native = s->handle;
   return rt::Error::Success;
 }
@@ -118,11 +105,11 @@ struct Executor {
     if constexpr (typed) {
       if (isContiguous(d)) {
         launchDense<F, Out, In...>(blocks, native, d, f, std::index_sequence_for<In...>{});
-        return fromCuda(cudaGetLastError());
+        return rt::cuda::checkLaunch("denseKernel");
       }
     }
     stridedKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(d, f);
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("stridedKernel");
   }
 
   template <class F>
@@ -133,7 +120,7 @@ struct Executor {
     const auto blocks =
         static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
     forEachKernel<<<blocks, kThreads, 0, native>>>(n, f);
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("forEachKernel");
   }
 
  private:

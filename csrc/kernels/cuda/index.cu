@@ -79,7 +79,7 @@ struct IndexExecutor : Executor {
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
     minMaxKernel<<<1, kThreads, 0, native>>>(d, minmax);
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("minMaxKernel");
   }
 
   template <class T>
@@ -87,7 +87,7 @@ struct IndexExecutor : Executor {
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
     countNonzeroKernel<T><<<1, kThreads, 0, native>>>(d, count);
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("countNonzeroKernel");
   }
 
   template <class T>
@@ -95,7 +95,7 @@ struct IndexExecutor : Executor {
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
     nonzeroKernel<T><<<1, kThreads, 0, native>>>(d, out);
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("nonzeroKernel");
   }
 };
 

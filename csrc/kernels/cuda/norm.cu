@@ -80,8 +80,8 @@ __global__ void layerNormKernel(LayerNormDesc d) {
     layerNormWrite(x, w, b, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, threadIdx.x,
                    blockDim.x);
     if (threadIdx.x == 0) {
-      reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
-      reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+      reinterpret_cast<A*>(d.mean)[i] = mean;
+      reinterpret_cast<A*>(d.rstd)[i] = rstd;
     }
   }
 }
@@ -99,9 +99,8 @@ __global__ void layerNormGradInputKernel(LayerNormDesc d) {
     ds = blockReduce(ds, SumOp{});
     db = blockReduce(db, SumOp{});
     layerNormGradWrite(dy, x, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
-                       castTo<A>(reinterpret_cast<const T*>(d.mean)[i]),
-                       castTo<A>(reinterpret_cast<const T*>(d.rstd)[i]), ds, db, threadIdx.x,
-                       blockDim.x);
+                       reinterpret_cast<const A*>(d.mean)[i], reinterpret_cast<const A*>(d.rstd)[i],
+                       ds, db, threadIdx.x, blockDim.x);
   }
 }
 
@@ -121,12 +120,12 @@ __global__ void layerNormGradParamKernel(LayerNormDesc d) {
 template <class F>
 rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
-  if (cudaError_t err = cudaSetDevice(s->device); err != cudaSuccess) return fromCuda(err);
+  ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(s->device));
   return dispatchDType(t, [&](auto tag) -> rt::Error {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (isFloating<T>) {
       launch(tag, s->handle);
-      return fromCuda(cudaGetLastError());
+      return rt::cuda::checkLaunch("layer norm kernel");
     }
     return rt::Error::NotSupported;
   });

@@ -61,12 +61,6 @@ __global__ void scanKernel(ScanDesc d) {
   }
 }
 
-cudaStream_t prepare(rt::Stream stream, cudaError_t& err) {
-  const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
-  err = cudaSetDevice(s->device);
-  return s->handle;
-}
-
 unsigned blocksFor(int64_t n) {
   return static_cast<unsigned>(
       std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
@@ -77,9 +71,8 @@ unsigned blocksFor(int64_t n) {
 rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
   if (rt::Error e = validateReduce(d); e != rt::Error::Success) return e;
   if (d.out_numel == 0) return rt::Error::Success;
-  cudaError_t err;
-  cudaStream_t native = prepare(stream, err);
-  if (err != cudaSuccess) return fromCuda(err);
+  cudaStream_t native = nullptr;
+  if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     if (d.red_numel <= kShortReduce) {
@@ -88,22 +81,21 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
       const auto blocks = static_cast<unsigned>(std::min<int64_t>(d.out_numel, kMaxBlocks));
       blockPerOutput<In><<<blocks, kThreads, 0, native>>>(d, r);
     }
-    return fromCuda(cudaGetLastError());
+    return rt::cuda::checkLaunch("reduce kernel");
   });
 }
 
 rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
   if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
   if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
-  cudaError_t err;
-  cudaStream_t native = prepare(stream, err);
-  if (err != cudaSuccess) return fromCuda(err);
+  cudaStream_t native = nullptr;
+  if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
   return dispatchDType(d.in_dtype, [&](auto in_tag) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     return dispatchDType(d.out_dtype, [&](auto out_tag) {
       using Out = typename std::decay_t<decltype(out_tag)>::type;
       scanKernel<In, Out><<<blocksFor(d.outer * d.inner), kThreads, 0, native>>>(d);
-      return fromCuda(cudaGetLastError());
+      return rt::cuda::checkLaunch("scanKernel");
     });
   });
 }

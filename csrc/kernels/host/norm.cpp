@@ -221,8 +221,8 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
           const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
           layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0,
                          1);
-          reinterpret_cast<T*>(d.mean)[i] = castTo<T>(mean);
-          reinterpret_cast<T*>(d.rstd)[i] = castTo<T>(rstd);
+          reinterpret_cast<A*>(d.mean)[i] = mean;
+          reinterpret_cast<A*>(d.rstd)[i] = rstd;
         }
       });
     });
@@ -238,16 +238,16 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
       const T* dy = reinterpret_cast<const T*>(d.dy);
       const T* x = reinterpret_cast<const T*>(d.x);
       const T* w = reinterpret_cast<const T*>(d.weight);
-      const T* mean = reinterpret_cast<const T*>(d.mean);
-      const T* rstd = reinterpret_cast<const T*>(d.rstd);
+      const A* mean = reinterpret_cast<const A*>(d.mean);
+      const A* rstd = reinterpret_cast<const A*>(d.rstd);
       if (d.dx) {
         rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
             const int64_t o = i * d.cols;
             A ds, db;
             partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
-            layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols,
-                               castTo<A>(mean[i]), castTo<A>(rstd[i]), ds, db, 0, 1);
+            layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols, mean[i],
+                               rstd[i], ds, db, 0, 1);
           }
         });
       }
@@ -263,7 +263,7 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
           for (int64_t i = 0; i < d.rows; ++i) {
             const T* dyr = dy + i * d.cols + j0;
             const T* xr = x + i * d.cols + j0;
-            const A m = castTo<A>(mean[i]), r = castTo<A>(rstd[i]);
+            const A m = mean[i], r = rstd[i];
             for (int64_t j = 0; j < n; ++j) {
               const A g = castTo<A>(dyr[j]);
               dw[j] += g * (castTo<A>(xr[j]) - m) * r;

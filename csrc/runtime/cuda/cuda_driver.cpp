@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cuda_error.h"
 #include "runtime/cuda/cuda_stream.h"
 #include "runtime/driver.h"
 
@@ -17,56 +18,10 @@ namespace accel::rt {
 namespace {
 
 using cuda::CudaStream;
+using cuda::lastMessage;
 
 CudaStream* cast(Stream s) { return cuda::toCudaStream(s); }
 cudaEvent_t cast(Event e) { return reinterpret_cast<cudaEvent_t>(e); }
-
-Error translate(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess: return Error::Success;
-    case cudaErrorMemoryAllocation: return Error::OutOfMemory;
-    case cudaErrorInvalidDevice: return Error::InvalidDevice;
-    case cudaErrorInvalidValue:
-    case cudaErrorInvalidResourceHandle:
-    case cudaErrorInvalidDevicePointer:
-    case cudaErrorInvalidMemcpyDirection: return Error::InvalidValue;
-    case cudaErrorNotReady: return Error::NotReady;
-    case cudaErrorLaunchFailure:
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorLaunchOutOfResources:
-    case cudaErrorAssert:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidPc:
-    case cudaErrorHardwareStackError: return Error::LaunchFailure;
-    case cudaErrorNotSupported: return Error::NotSupported;
-    case cudaErrorStreamCaptureUnsupported:
-    case cudaErrorStreamCaptureImplicit:
-    case cudaErrorStreamCaptureIsolation:
-    case cudaErrorStreamCaptureMerge:
-    case cudaErrorStreamCaptureWrongThread: return Error::CaptureUnsupported;
-    case cudaErrorStreamCaptureInvalidated: return Error::CaptureInvalidated;
-    case cudaErrorStreamCaptureUnjoined: return Error::CaptureUnjoined;
-    default: return Error::Unknown;
-  }
-}
-
-// The message of the last failing call on this thread, for lastErrorMessage.
-thread_local std::string last_message;
-
-Error check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) {
-    last_message = std::string(call) + ": " + cudaGetErrorString(e);
-  }
-  return translate(e);
-}
-
-#define ACCEL_CUDA(call) check((call), #call)
-#define ACCEL_CUDA_RETURN_IF_ERROR(call)                              \
-  do {                                                                \
-    if (Error e_ = ACCEL_CUDA(call); e_ != Error::Success) return e_; \
-  } while (0)
 
 // What rt::GraphExec points to: the captured graph (kept for debug dumps) and its
 // instantiation.
@@ -82,8 +37,8 @@ CudaGraph* cast(GraphExec g) { return reinterpret_cast<CudaGraph*>(g); }
 // calls cudaMalloc while a graph captures (its private pool grows), as torch.cuda's does.
 class RelaxedCaptureMode {
  public:
-  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode() { (void)cuda::probe(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+  ~RelaxedCaptureMode() { (void)cuda::probe(cudaThreadExchangeStreamCaptureMode(&mode_)); }
 
  private:
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
@@ -128,10 +83,7 @@ class CudaDriver final : public Driver {
     *ptr = nullptr;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
     RelaxedCaptureMode relaxed;
-    const Error e = ACCEL_CUDA(cudaMalloc(ptr, size));
-    // An OOM is reported here and must not linger as the thread's last error.
-    if (e != Error::Success) cudaGetLastError();
-    return e;
+    return ACCEL_CUDA(cudaMalloc(ptr, size));
   }
 
   Error free(int device, void* ptr) override {
@@ -146,19 +98,14 @@ class CudaDriver final : public Driver {
 
   int pointerDevice(const void* ptr) override {
     cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-      cudaGetLastError();  // a foreign pointer is an answer, not an error
-      return -1;
-    }
+    if (!cuda::probe(cudaPointerGetAttributes(&attr, ptr))) return -1;  // a foreign pointer
     return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
   }
 
   Error mallocHost(void** ptr, size_t size) override {
     if (ptr == nullptr) return Error::InvalidValue;
     *ptr = nullptr;
-    const Error e = ACCEL_CUDA(cudaHostAlloc(ptr, size, cudaHostAllocDefault));
-    if (e != Error::Success) cudaGetLastError();
-    return e;
+    return ACCEL_CUDA(cudaHostAlloc(ptr, size, cudaHostAllocDefault));
   }
 
   Error freeHost(void* ptr) override { return ACCEL_CUDA(cudaFreeHost(ptr)); }
@@ -189,7 +136,7 @@ class CudaDriver final : public Driver {
     ACCEL_CUDA_RETURN_IF_ERROR(
         cudaStreamCreateWithPriority(&handle, cudaStreamNonBlocking, priority));
     int actual = priority;
-    cudaStreamGetPriority(handle, &actual);  // CUDA clamps to the device's range
+    (void)ACCEL_CUDA(cudaStreamGetPriority(handle, &actual));  // CUDA clamps to the device's range
     *stream = reinterpret_cast<Stream>(new CudaStream{handle, device, actual});
     return Error::Success;
   }
@@ -212,8 +159,7 @@ class CudaDriver final : public Driver {
   Error streamQuery(Stream stream) override {
     if (stream == nullptr) return Error::InvalidValue;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaSetDevice(cast(stream)->device));
-    const cudaError_t e = cudaStreamQuery(cast(stream)->handle);
-    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+    return ACCEL_CUDA(cudaStreamQuery(cast(stream)->handle));
   }
 
   Error streamWaitEvent(Stream stream, Event event) override {
@@ -254,7 +200,7 @@ class CudaDriver final : public Driver {
     g->device = cast(stream)->device;
     ACCEL_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(cast(stream)->handle, &g->graph));
     if (Error e = ACCEL_CUDA(cudaGraphInstantiate(&g->exec, g->graph, 0)); e != Error::Success) {
-      cudaGraphDestroy(g->graph);
+      (void)cuda::probe(cudaGraphDestroy(g->graph));
       return e;
     }
     *graph = reinterpret_cast<GraphExec>(g.release());
@@ -265,10 +211,7 @@ class CudaDriver final : public Driver {
     if (stream == nullptr || isDefault(stream)) return 0;
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
-    if (cudaStreamGetCaptureInfo(cast(stream)->handle, &status, &id) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
+    if (!cuda::probe(cudaStreamGetCaptureInfo(cast(stream)->handle, &status, &id))) return 0;
     return status == cudaStreamCaptureStatusNone ? 0 : id;
   }
 
@@ -283,7 +226,7 @@ class CudaDriver final : public Driver {
     std::unique_ptr<CudaGraph> g(cast(graph));
     // CUDA defers the release of an executable graph that is still running.
     const Error e = ACCEL_CUDA(cudaGraphExecDestroy(g->exec));
-    cudaGraphDestroy(g->graph);
+    (void)cuda::probe(cudaGraphDestroy(g->graph));
     return e;
   }
 
@@ -365,22 +308,20 @@ class CudaDriver final : public Driver {
 
   Error eventQuery(Event event) override {
     if (event == nullptr) return Error::InvalidValue;
-    const cudaError_t e = cudaEventQuery(cast(event));
-    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+    return ACCEL_CUDA(cudaEventQuery(cast(event)));
   }
 
   Error eventSynchronize(Event event) override {
     if (event == nullptr) return Error::InvalidValue;
     const Error e = ACCEL_CUDA(cudaEventSynchronize(cast(event)));
     int device = 0;
-    cudaGetDevice(&device);  // the event's device is current: the torch layer guards it
+    (void)cuda::probe(cudaGetDevice(&device));  // the torch layer made the event's device current
     return afterSync(device, e);
   }
 
   Error eventElapsedTime(float* ms, Event start, Event end) override {
     if (ms == nullptr || start == nullptr || end == nullptr) return Error::InvalidValue;
-    const cudaError_t e = cudaEventElapsedTime(ms, cast(start), cast(end));
-    return e == cudaErrorNotReady ? Error::NotReady : ACCEL_CUDA(e);
+    return ACCEL_CUDA(cudaEventElapsedTime(ms, cast(start), cast(end)));
   }
 
   Error getLastError(int device) override {
@@ -388,7 +329,7 @@ class CudaDriver final : public Driver {
     return ACCEL_CUDA(cudaGetLastError());
   }
 
-  std::string lastErrorMessage(int device) override { return last_message; }
+  std::string lastErrorMessage(int device) override { return lastMessage(); }
 
   std::unique_ptr<HostAccessScope> hostAccess() override { return nullptr; }
 
@@ -416,7 +357,7 @@ class CudaDriver final : public Driver {
     if (records_[device] == nullptr) return e;
     std::string message = takeDeviceError(*records_[device]);
     if (message.empty()) return e;
-    last_message = std::move(message);
+    lastMessage() = std::move(message);
     return Error::LaunchFailure;
   }
 
@@ -449,10 +390,8 @@ std::string status_message;
 // once by the runtime's plugin loader; the driver lives for the whole process.
 extern "C" accel::rt::Driver* accel_cuda_driver() {
   int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    accel::rt::status_message = std::string("CUDA reports: ") + cudaGetErrorString(e);
-    cudaGetLastError();
+  if (ACCEL_CUDA(cudaGetDeviceCount(&count)) != accel::rt::Error::Success) {
+    accel::rt::status_message = "CUDA reports: " + accel::rt::cuda::lastMessage();
     return nullptr;
   }
   if (count == 0) {
