@@ -13,6 +13,7 @@ BENCHMARKS = [
     "elementwise.py",
     "ops_host.py",
     "lora_step.py",
+    "zoo_step.py",
     "graphs.py",
     "profiler_overhead.py",
 ]

@@ -1,9 +1,9 @@
 // Batch norm, forward (training with running stats, and eval) and backward, composed of
 // native accel ops (per-channel mean and variance reductions, broadcast elementwise math): no
 // kernel of its own yet, so it runs on both drivers with no CPU fallback at the cost of a few
-// launches per call. Statistics and arithmetic are in the input's opmath type (float for
-// half/bfloat16); save_mean/save_invstd have that type and shape [C] in training, and are
-// empty in eval, as on CPU.
+// launches per call. Arithmetic is in the input's opmath type (float for half/bfloat16);
+// save_mean/save_invstd have shape [C] in training, the parameters' dtype, and are empty in
+// eval, as on CPU.
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
@@ -80,6 +80,17 @@ void checkInput(const Tensor& input, const std::optional<Tensor>& weight,
   }
 }
 
+// The dtype of save_mean/save_invstd: the input's, or the float parameters' of a reduced
+// float input with float parameters (mixed, as under autocast).
+at::ScalarType statsDType(const Tensor& input, const std::optional<Tensor>& weight,
+                          const std::optional<Tensor>& running_mean) {
+  if (given(weight))
+    return weight->scalar_type() == input.scalar_type() ? input.scalar_type() : opmath(input);
+  if (given(running_mean) && running_mean->scalar_type() != input.scalar_type())
+    return opmath(input);
+  return input.scalar_type();
+}
+
 // out = (x - mean) * invstd * weight + bias, in the input's dtype.
 Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& invstd,
                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
@@ -100,13 +111,18 @@ Triple batchNorm(const Tensor& input, const std::optional<Tensor>& weight,
   if (!training) {
     const Tensor mean = running_mean->to(acc);
     const Tensor invstd = (running_var->to(acc) + eps).rsqrt();
-    const Tensor none = at::empty({0}, input.options().dtype(acc));
+    const Tensor none =
+        at::empty({0}, input.options().dtype(statsDType(input, weight, running_mean)));
     return {normalize(input, mean, invstd, weight, bias), none, none.clone()};
   }
   const Tensor x = input.to(acc);
   const auto dims = reducedDims(x);
-  auto [var, mean] = at::var_mean(x, dims, /*correction=*/0, /*keepdim=*/false);
-  const Tensor invstd = (var + eps).rsqrt();
+  auto [var, mean_acc] = at::var_mean(x, dims, /*correction=*/0, /*keepdim=*/false);
+  // The saved statistics have the parameters' dtype, and the output is normalized with
+  // them as saved (rounded), as on CPU.
+  const at::ScalarType stats = statsDType(input, weight, running_mean);
+  const Tensor mean = mean_acc.to(stats);
+  const Tensor invstd = (var + eps).rsqrt().to(stats);
   if (given(running_mean) || given(running_var)) {
     const int64_t n = x.numel() / x.size(1);
     if (given(running_mean)) {
@@ -119,7 +135,7 @@ Triple batchNorm(const Tensor& input, const std::optional<Tensor>& weight,
       rv.mul_(1 - momentum).add_(var.to(rv.scalar_type()), momentum * unbias);
     }
   }
-  return {normalize(input, mean, invstd, weight, bias), mean, invstd};
+  return {normalize(input, mean.to(acc), invstd.to(acc), weight, bias), mean, invstd};
 }
 
 struct NativeBatchNorm {

@@ -1,0 +1,79 @@
+"""Training step of each zoo model (tests/models/zoo.py: small transformers configs, random
+init): median step time on accel and on CPU eager, the two timed in turns in one run.
+
+    python benchmarks/zoo_step.py [--out DIR] [--steps N] [--models gpt2,resnet,...]
+"""
+
+import argparse
+import copy
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import torch_accel
+from common import write_result
+
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "models")
+)
+import zoo  # noqa: E402
+
+
+def stepper(name: str, model: torch.nn.Module, device: str):
+    """One AdamW training step of a copy of ``model`` on ``device``, synchronised."""
+    model = copy.deepcopy(model).to(device)
+    batch = {k: v.to(device) for k, v in zoo.ZOO[name].batch().items()}
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    sync = torch.accel.synchronize if device == "accel" else (lambda: None)
+
+    def step():
+        model(**batch).loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        sync()
+
+    return step
+
+
+def timed(step) -> float:
+    t0 = time.perf_counter()
+    step()
+    return time.perf_counter() - t0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--models", default=",".join(sorted(zoo.ZOO)))
+    args = parser.parse_args()
+    torch_accel.reset_fallback_counts()
+    rows = {}
+    for name in args.models.split(","):
+        model = zoo.build(name)
+        acc, cpu = stepper(name, model, "accel"), stepper(name, model, "cpu")
+        for _ in range(3):  # warm-up
+            acc(), cpu()
+        t_acc, t_cpu = [], []
+        for _ in range(args.steps):  # in turns, so both see the same machine load
+            t_acc.append(timed(acc))
+            t_cpu.append(timed(cpu))
+        a, c = statistics.median(t_acc), statistics.median(t_cpu)
+        rows[name] = {"accel_ms": a * 1e3, "cpu_ms": c * 1e3, "accel_time_vs_cpu": a / c}
+    result = {
+        "benchmark": "zoo training step (tests/models/zoo.py), accel vs CPU eager",
+        "driver": torch_accel.driver(),
+        "models": rows,
+        "median_accel_time_vs_cpu": statistics.median(
+            r["accel_time_vs_cpu"] for r in rows.values()
+        ),
+        "accel_fallback_calls": sum(torch_accel.fallback_counts().values()),
+    }
+    write_result(args.out, "zoo_step", result)
+
+
+if __name__ == "__main__":
+    main()
