@@ -373,3 +373,30 @@ def test_nll_loss_target_out_of_bounds():
         "    print('raised:', e)\n"
     )
     assert "Target 7 is out of bounds." in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    "shape,dim", [((200003,), None), ((3, 100003), 1), ((70001, 5), 0), ((2, 3, 40009), (0, 2))]
+)
+def test_split_reductions_match_cpu(shape, dim):
+    # Few outputs over long ranges: planReduce splits each range into chunks whose partials a
+    # second pass combines in order (non-power-of-two lengths, several chunks, strided input).
+    x = torch.randn(shape)
+    flat = x.view(-1)
+    flat[17] = flat[-5] = 50.0  # a tie in the first and last chunks: argmax keeps the first
+    xa = x.to("accel")
+    kw = {} if dim is None else {"dim": dim}
+    for name, fn in [
+        ("sum", lambda t: t.sum(**kw)),
+        ("mean", lambda t: t.mean(**kw)),
+        ("var", lambda t: t.var(**kw)),
+        ("std", lambda t: t.std(**kw)),
+        ("norm", lambda t: torch.linalg.vector_norm(t, **kw)),
+        ("amax", lambda t: t.amax(**kw)),
+        ("amin", lambda t: t.amin(**kw)),
+    ]:
+        torch.testing.assert_close(fn(xa).cpu(), fn(x), rtol=2e-5, atol=2e-5, msg=name)
+    if dim is None or isinstance(dim, int):
+        assert torch.equal(xa.argmax(**kw).cpu(), x.argmax(**kw))
+    assert xa.sum(**kw).double().cpu().sub(x.double().sum(**kw)).abs().max() < 1e-2
+    assert_native()

@@ -99,8 +99,14 @@ void launchReduce(ReduceOp op, const Tensor& self, const DimMask& mask, bool kee
     d.out_dtype[k] = toKernelDType(keep[k].scalar_type());
   }
   const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().reduce(op, d, params, currentRuntimeStream(device)),
-                 device);
+  const rt::Stream stream = currentRuntimeStream(device);
+  // Scratch for a split reduction's partials, freed in stream order after the launch.
+  Tensor workspace;
+  if (const int64_t bytes = kernels::reduceTable().workspace_bytes(op, d, params, stream)) {
+    workspace = at::empty({bytes}, self.options().dtype(at::kByte));
+    d.workspace = static_cast<char*>(workspace.data_ptr());
+  }
+  ACCEL_RT_CHECK(kernels::reduceTable().reduce(op, d, params, stream), device);
 }
 
 int64_t reducedNumel(const Tensor& self, const DimMask& mask) {

@@ -55,14 +55,14 @@ ACCEL_HD inline void portableSinCos(double x, double* sin_out, double* cos_out) 
   ps = fma(ps, r2, 0.008333333333333333);
   ps = fma(ps, r2, -0.16666666666666666);
   ps = fma(ps, r2, 1.0);
-  double pc = 1.5619206968586225e-16;  // 1/18!
-  pc = fma(pc, r2, -4.779477332387385e-14);
-  pc = fma(pc, r2, 1.1470745597729725e-11);
-  pc = fma(pc, r2, -2.08767569878681e-09);
-  pc = fma(pc, r2, 2.755731922398589e-07);
-  pc = fma(pc, r2, -2.48015873015873e-05);
-  pc = fma(pc, r2, 0.001388888888888889);
-  pc = fma(pc, r2, -0.041666666666666664);
+  double pc = -1.5619206968586225e-16;  // -1/18!
+  pc = fma(pc, r2, 4.779477332387385e-14);
+  pc = fma(pc, r2, -1.1470745597729725e-11);
+  pc = fma(pc, r2, 2.08767569878681e-09);
+  pc = fma(pc, r2, -2.755731922398589e-07);
+  pc = fma(pc, r2, 2.48015873015873e-05);
+  pc = fma(pc, r2, -0.001388888888888889);
+  pc = fma(pc, r2, 0.041666666666666664);
   pc = fma(pc, r2, -0.5);
   pc = fma(pc, r2, 1.0);
   const double s = r * ps, c = pc;

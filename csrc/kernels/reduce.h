@@ -53,6 +53,9 @@ struct ReduceDesc {
   char* out[2] = {nullptr, nullptr};  // null: not wanted
   DType out_dtype[2] = {DType::Float, DType::Int64};
   int64_t out_strides[2][kMaxDims] = {};  // byte strides along the kept dims
+  // Device scratch for the partial accumulators of a split reduction (ReducePlan), of
+  // ReduceTable::workspace_bytes; null when that is 0.
+  char* workspace = nullptr;
 };
 
 // Contiguous [outer, n, inner] problem along the middle dimension.
@@ -96,6 +99,9 @@ inline int64_t nllScratchBytes(int64_t n) { return 2 * nllChunks(n) * int64_t(si
 
 struct ReduceTable {
   rt::Error (*reduce)(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream);
+  // The bytes of ReduceDesc::workspace that reduce needs for `d` on the stream's device.
+  int64_t (*workspace_bytes)(ReduceOp op, const ReduceDesc& d, ReduceParams params,
+                             rt::Stream stream);
   // out[.., j, ..] = sum of in[.., 0..j, ..], accumulated in float/double/int64 by out_dtype.
   rt::Error (*cumsum)(const ScanDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_forward)(const NllLossDesc& d, rt::Stream stream);
@@ -103,6 +109,35 @@ struct ReduceTable {
 };
 
 const ReduceTable& reduceTable();  // the build of the driver in use
+
+// How a reduction spreads over `units` parallel processors (CUDA: SMs; host: threads) when it
+// has few outputs: each output's reduced range is split into `splits` chunks of `chunk`
+// consecutive elements (none empty), reduced by `workers` = out_numel * splits independent
+// workers (CUDA blocks, host tasks) into partial accumulators; a second pass combines each
+// output's partials in order. With splits == 1 a worker reduces a whole output and writes it.
+// The same function plans both drivers; only the machine's numbers differ.
+struct ReducePlan {
+  int64_t splits = 1;
+  int64_t chunk = 0;
+  int64_t workers = 0;
+};
+
+constexpr int64_t kReduceWorkersPerUnit = 4;  // enough to hide memory latency on a GPU
+
+ACCEL_HD inline ReducePlan planReduce(int64_t out_numel, int64_t red_numel, int64_t units,
+                                      int64_t min_chunk) {
+  ReducePlan p;
+  const int64_t target = kReduceWorkersPerUnit * (units > 0 ? units : 1);
+  if (out_numel > 0 && out_numel < target && red_numel >= 2 * min_chunk) {
+    const int64_t want = (target + out_numel - 1) / out_numel;
+    const int64_t most = red_numel / min_chunk;
+    p.splits = want < most ? want : most;
+  }
+  p.chunk = red_numel > 0 ? (red_numel + p.splits - 1) / p.splits : 0;
+  if (p.chunk > 0) p.splits = (red_numel + p.chunk - 1) / p.chunk;  // no empty chunk
+  p.workers = out_numel * p.splits;
+  return p;
+}
 
 // Byte offsets of output element `o` in the input and in each output.
 ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,

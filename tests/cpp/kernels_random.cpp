@@ -21,10 +21,10 @@ TEST(PortableMath, LogMatchesTheLibrary) {
     const double ref = std::log(double(u));
     ASSERT_NEAR(portableLog(u), ref, 4 * DBL_EPSILON * std::max(1e-300, std::fabs(ref)) + 1e-18)
         << u;
-    float_mismatch += float(portableLog(u)) != std::log(u);
+    float_mismatch += float(portableLog(u)) != float(ref);
     ++n;
   }
-  EXPECT_LE(float_mismatch, n / 1000);  // rounded to float: a near-tie at most, rarely
+  EXPECT_LE(float_mismatch, n / 10000);  // rounded to float: a near-tie at most, rarely
   for (double x : {1.0, 0.5, 2.0, 1e-300, 0.7071067811865476, 1.4142135623730951, 3e7})
     EXPECT_NEAR(portableLog(x), std::log(x), 4 * DBL_EPSILON * std::fabs(std::log(x)) + 1e-18) << x;
   EXPECT_EQ(portableLog(1.0), 0.0);

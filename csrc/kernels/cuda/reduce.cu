@@ -1,6 +1,6 @@
-// CUDA build of the reduction family: a thread block per output (threads stride over the
-// reduced range, then a tree merge in shared memory); a thread per output when the reduced
-// range is short.
+// CUDA build of the reduction family: planReduce's workers (reduce.h) as thread blocks, a
+// second pass combining partials when few outputs split their reduced ranges; a thread per
+// output when the reduced range is short.
 #include <algorithm>
 
 #include "kernels/cuda/executor.cuh"
@@ -12,17 +12,22 @@ namespace {
 
 constexpr int64_t kShortReduce = 32;
 
+// Pass 1 (planReduce): a block per worker t = (output t / splits, chunk t % splits); its
+// threads stride over the chunk, then a tree merge in shared memory. One chunk per output:
+// the block writes the output; else its partial accumulator goes to partial[t].
 template <class In, class R>
-__global__ void blockPerOutput(ReduceDesc d, R r) {
+__global__ void blockPerChunk(ReduceDesc d, R r, ReducePlan plan, typename R::acc_t* partial) {
   using A = typename R::acc_t;
   __shared__ alignas(16) unsigned char smem[kThreads * sizeof(A)];
   A* s = reinterpret_cast<A*>(smem);
   const int tid = threadIdx.x;
-  for (int64_t o = blockIdx.x; o < d.out_numel; o += gridDim.x) {
+  for (int64_t t = blockIdx.x; t < plan.workers; t += gridDim.x) {
+    const int64_t o = t / plan.splits, c = t % plan.splits;
+    const int64_t end = (c + 1) * plan.chunk < d.red_numel ? (c + 1) * plan.chunk : d.red_numel;
     int64_t base, off[2];
     outOffsets(d, o, base, off);
     A acc = r.identity();
-    for (int64_t j = tid; j < d.red_numel; j += blockDim.x)
+    for (int64_t j = c * plan.chunk + tid; j < end; j += blockDim.x)
       acc = r.reduce(acc, loadIn<In>(d, base + redOffset(d, j)), j);
     s[tid] = acc;
     __syncthreads();
@@ -30,8 +35,30 @@ __global__ void blockPerOutput(ReduceDesc d, R r) {
       if (tid < w) s[tid] = r.combine(s[tid], s[tid + w]);
       __syncthreads();
     }
-    if (tid == 0) r.write(s[0], d, off);
+    if (tid == 0) {
+      if (plan.splits == 1) {
+        r.write(s[0], d, off);
+      } else {
+        partial[t] = s[0];
+      }
+    }
     __syncthreads();
+  }
+}
+
+// Pass 2 of a split reduction: a thread per output combines its partials in order (a few
+// hundred at most: the plan makes about 4 workers per SM in all).
+template <class R>
+__global__ void combinePartials(ReduceDesc d, R r, ReducePlan plan,
+                                const typename R::acc_t* partial) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < d.out_numel;
+       o += step) {
+    typename R::acc_t acc = r.identity();
+    for (int64_t c = 0; c < plan.splits; ++c) acc = r.combine(acc, partial[o * plan.splits + c]);
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    r.write(acc, d, off);
   }
 }
 
@@ -66,7 +93,41 @@ unsigned blocksFor(int64_t n) {
       std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
 }
 
+// The SM count of the stream's device, asked once per device.
+int64_t smCount(rt::Stream stream) {
+  constexpr int kMaxDevices = 64;
+  static int64_t counts[kMaxDevices] = {};
+  const int device = rt::cuda::toCudaStream(stream)->device;
+  if (device < 0 || device >= kMaxDevices) return 1;
+  if (counts[device] == 0) {
+    int n = 0;
+    if (ACCEL_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device)) !=
+        rt::Error::Success)
+      return 1;
+    counts[device] = n;
+  }
+  return counts[device];
+}
+
+// The CUDA build's plan: at least 16 elements per thread of a block in each chunk.
+ReducePlan planFor(const ReduceDesc& d, rt::Stream stream) {
+  return planReduce(d.out_numel, d.red_numel, smCount(stream), 16 * kThreads);
+}
+
 }  // namespace
+
+int64_t workspaceBytes(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
+  if (validateReduce(d) != rt::Error::Success || d.out_numel == 0 || d.red_numel <= kShortReduce)
+    return 0;
+  const ReducePlan plan = planFor(d, stream);
+  if (plan.splits == 1) return 0;
+  int64_t bytes = 0;
+  (void)dispatchReducer(op, d, params, [&](auto, auto r) {
+    bytes = plan.workers * static_cast<int64_t>(sizeof(typename decltype(r)::acc_t));
+    return rt::Error::Success;
+  });
+  return bytes;
+}
 
 rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
   if (rt::Error e = validateReduce(d); e != rt::Error::Success) return e;
@@ -75,13 +136,22 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
+    using A = typename decltype(r)::acc_t;
     if (d.red_numel <= kShortReduce) {
       threadPerOutput<In><<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r);
-    } else {
-      const auto blocks = static_cast<unsigned>(std::min<int64_t>(d.out_numel, kMaxBlocks));
-      blockPerOutput<In><<<blocks, kThreads, 0, native>>>(d, r);
+      return rt::cuda::checkLaunch("threadPerOutput");
     }
-    return rt::cuda::checkLaunch("reduce kernel");
+    auto* partial = reinterpret_cast<A*>(d.workspace);
+    // A caller that gave no workspace gets a block per output: right, only slower.
+    const ReducePlan plan = partial != nullptr
+                                ? planFor(d, stream)
+                                : planReduce(d.out_numel, d.red_numel, 0, d.red_numel + 1);
+    const auto blocks = static_cast<unsigned>(std::min<int64_t>(plan.workers, kMaxBlocks));
+    blockPerChunk<In><<<blocks, kThreads, 0, native>>>(d, r, plan, partial);
+    if (rt::Error e = rt::cuda::checkLaunch("blockPerChunk"); e != rt::Error::Success) return e;
+    if (plan.splits == 1) return rt::Error::Success;
+    combinePartials<<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r, plan, partial);
+    return rt::cuda::checkLaunch("combinePartials");
   });
 }
 
@@ -103,7 +173,7 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
 const ReduceTable& reduceTable() {
   // The casts let nvcc resolve the function templates' addresses.
   static const ReduceTable table{
-      &reduce, &cumsum,
+      &reduce, &workspaceBytes, &cumsum,
       static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Executor>),
       static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Executor>)};
   return table;

@@ -1,5 +1,6 @@
 // Host build of the reduction family: parallel over outputs, or, for a few long reductions,
-// over chunks of the reduced range whose partial accumulators are then merged in order.
+// over chunks of the reduced range whose partial accumulators are then merged in order
+// (planReduce, shared with the CUDA build).
 #include <algorithm>
 #include <vector>
 
@@ -46,11 +47,13 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
   return total;
 }
 
+// The shared plan (reduce.h) with the host's numbers: its threads, and at least kGrain
+// elements per task. The partials live in host memory, which is the host driver's device.
 template <class In, class R>
 void reduceAll(const ReduceDesc& d, const R& r) {
   using A = typename R::acc_t;
-  const int threads = rt::host::numThreads();
-  if (d.out_numel >= threads || d.red_numel < 2 * kGrain) {
+  const ReducePlan plan = planReduce(d.out_numel, d.red_numel, rt::host::numThreads(), kGrain);
+  if (plan.splits == 1) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, d.red_numel));
     rt::host::parallelFor(0, d.out_numel, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
@@ -61,20 +64,19 @@ void reduceAll(const ReduceDesc& d, const R& r) {
     });
     return;
   }
-  const int64_t nchunks = std::min<int64_t>(4 * threads, d.red_numel / kGrain);
-  const int64_t chunk = (d.red_numel + nchunks - 1) / nchunks;
-  std::vector<A> partial(d.out_numel * nchunks);
-  rt::host::parallelFor(0, d.out_numel * nchunks, 1, [&](int64_t b, int64_t e) {
+  std::vector<A> partial(plan.workers);
+  rt::host::parallelFor(0, plan.workers, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t o = t / nchunks, c = t % nchunks;
+      const int64_t o = t / plan.splits, c = t % plan.splits;
       int64_t base, off[2];
       outOffsets(d, o, base, off);
-      partial[t] = reduceRange<In>(r, d, base, c * chunk, std::min(d.red_numel, (c + 1) * chunk));
+      partial[t] =
+          reduceRange<In>(r, d, base, c * plan.chunk, std::min(d.red_numel, (c + 1) * plan.chunk));
     }
   });
   for (int64_t o = 0; o < d.out_numel; ++o) {
     A acc = r.identity();
-    for (int64_t c = 0; c < nchunks; ++c) acc = r.combine(acc, partial[o * nchunks + c]);
+    for (int64_t c = 0; c < plan.splits; ++c) acc = r.combine(acc, partial[o * plan.splits + c]);
     int64_t base, off[2];
     outOffsets(d, o, base, off);
     r.write(acc, d, off);
@@ -91,6 +93,9 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
     return rt::host::enqueue(stream, [d, r] { reduceAll<In>(d, r); });
   });
 }
+
+// The host driver's partials need no device scratch.
+int64_t workspaceBytes(ReduceOp, const ReduceDesc&, ReduceParams, rt::Stream) { return 0; }
 
 rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
   if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
@@ -117,7 +122,7 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
 const ReduceTable& reduceTable() {
   // The casts let nvcc resolve the function templates' addresses.
   static const ReduceTable table{
-      &reduce, &cumsum,
+      &reduce, &workspaceBytes, &cumsum,
       static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Executor>),
       static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Executor>)};
   return table;
