@@ -133,6 +133,10 @@ struct ThresholdBackward {
 using c10::Scalar;
 using Tensor = at::Tensor;
 
+#define ACCEL_REGISTER_BITWISE(OP, NAME)      \
+  registerForms<Math<BinaryOp::Bitwise##OP>>( \
+      m, "bitwise_" NAME ".Tensor", "bitwise_" NAME "_.Tensor", "bitwise_" NAME ".Tensor_out");
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<DivMode>(m, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode");
   // floor_divide is division rounded down (not C++'s truncation), as Python's //.
@@ -152,12 +156,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::Fmod, Tensor, Scalar>>(m, "fmod.Scalar", nullptr, nullptr);
   registerForms<Math<BinaryOp::Atan2>>(m, "atan2", "atan2_", "atan2.out");
   registerForms<Math<BinaryOp::Hypot>>(m, "hypot", "hypot_", "hypot.out");
-  registerForms<Math<BinaryOp::BitwiseAnd>>(m, "bitwise_and.Tensor", "bitwise_and_.Tensor",
-                                            "bitwise_and.Tensor_out");
-  registerForms<Math<BinaryOp::BitwiseOr>>(m, "bitwise_or.Tensor", "bitwise_or_.Tensor",
-                                           "bitwise_or.Tensor_out");
-  registerForms<Math<BinaryOp::BitwiseXor>>(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor",
-                                            "bitwise_xor.Tensor_out");
+  ACCEL_REGISTER_BITWISE(And, "and")
+  ACCEL_REGISTER_BITWISE(Or, "or")
+  ACCEL_REGISTER_BITWISE(Xor, "xor")
   registerForms<GeluBackward>(m, "gelu_backward", nullptr, "gelu_backward.grad_input");
   registerForms<Backward<BinaryOp::SiluBackward>>(m, "silu_backward", nullptr,
                                                   "silu_backward.grad_input");

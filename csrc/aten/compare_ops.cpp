@@ -71,6 +71,10 @@ struct CompareScalar {
   registerForms<CompareScalar<CompareOp::OP>>(m, NAME ".Scalar", NAME "_.Scalar", \
                                               NAME ".Scalar_out");
 
+#define ACCEL_REGISTER_LOGICAL(OP, NAME)                                                        \
+  registerForms<CompareTensor<CompareOp::Logical##OP>>(m, "logical_" NAME, "logical_" NAME "_", \
+                                                       "logical_" NAME ".out");
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_COMPARE(Eq, "eq")
   ACCEL_REGISTER_COMPARE(Ne, "ne")
@@ -78,12 +82,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_COMPARE(Le, "le")
   ACCEL_REGISTER_COMPARE(Gt, "gt")
   ACCEL_REGISTER_COMPARE(Ge, "ge")
-  registerForms<CompareTensor<CompareOp::LogicalAnd>>(m, "logical_and", "logical_and_",
-                                                      "logical_and.out");
-  registerForms<CompareTensor<CompareOp::LogicalOr>>(m, "logical_or", "logical_or_",
-                                                     "logical_or.out");
-  registerForms<CompareTensor<CompareOp::LogicalXor>>(m, "logical_xor", "logical_xor_",
-                                                      "logical_xor.out");
+  ACCEL_REGISTER_LOGICAL(And, "and")
+  ACCEL_REGISTER_LOGICAL(Or, "or")
+  ACCEL_REGISTER_LOGICAL(Xor, "xor")
 }
 
 }  // namespace

@@ -34,6 +34,17 @@ kernels::SoftmaxDesc softmaxDesc(const Tensor& in, const Tensor& out, int64_t di
   return d;
 }
 
+Tensor softmaxForward(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
+  TORCH_CHECK(!half_to_float, "softmax with half to float conversion is not supported on accel");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const Tensor in = self.contiguous();
+  Tensor out = at::empty(in.sizes(), in.options());
+  const kernels::SoftmaxDesc d = softmaxDesc(in, out, dim, log);
+  const int device = self.device().index();
+  ACCEL_RT_CHECK(kernels::normTable().softmax(d, currentRuntimeStream(device)), device);
+  return out;
+}
+
 template <bool Log>
 struct Softmax {
   static bool native(const Tensor& self, int64_t, bool) {

@@ -42,14 +42,8 @@ void deleteBlock(void* ctx) {
 
 c10::CachingDeviceAllocator::DeviceStats toTorch(const alloc::DeviceStats& s) {
   c10::CachingDeviceAllocator::DeviceStats out;
-  auto copyStat = [](c10::CachingAllocator::Stat& dst, const alloc::Stat& src) {
-    dst.current = src.current;
-    dst.peak = src.peak;
-    dst.allocated = src.allocated;
-    dst.freed = src.freed;
-  };
-  auto copyArray = [&](c10::CachingAllocator::StatArray& dst, const alloc::StatArray& src) {
-    for (size_t i = 0; i < src.size(); ++i) copyStat(dst[i], src[i]);
+  auto copyArray = [](c10::CachingAllocator::StatArray& dst, const alloc::StatArray& src) {
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = accel::toTorch(src[i]);
   };
   copyArray(out.allocation, s.allocation);
   copyArray(out.segment, s.segment);
@@ -65,8 +59,8 @@ c10::CachingDeviceAllocator::DeviceStats toTorch(const alloc::DeviceStats& s) {
   out.num_sync_all_streams = s.num_sync_all_streams;
   out.num_device_alloc = s.num_device_alloc;
   out.num_device_free = s.num_device_free;
-  copyStat(out.oversize_allocations, s.oversize_allocations);
-  copyStat(out.oversize_segments, s.oversize_segments);
+  out.oversize_allocations = accel::toTorch(s.oversize_allocations);
+  out.oversize_segments = accel::toTorch(s.oversize_segments);
   out.max_split_size = s.max_split_size;
   return out;
 }
@@ -153,6 +147,15 @@ void recordStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
               " but the stream belongs to accel:", static_cast<int>(stream.device_index()));
   deviceCachingAllocator(data_ptr.device().index())
       .recordStream(data_ptr.get(), runtimeStream(stream));
+}
+
+c10::CachingAllocator::Stat toTorch(const alloc::Stat& s) {
+  c10::CachingAllocator::Stat out;
+  out.current = s.current;
+  out.peak = s.peak;
+  out.allocated = s.allocated;
+  out.freed = s.freed;
+  return out;
 }
 
 }  // namespace accel

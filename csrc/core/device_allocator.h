@@ -12,5 +12,7 @@ namespace accel {
 alloc::CachingAllocator& deviceCachingAllocator(c10::DeviceIndex device);
 c10::DeviceAllocator* deviceAllocator();
 void recordStream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
+// An allocator figure in c10's type (the host allocator's stats use it too).
+c10::CachingAllocator::Stat toTorch(const alloc::Stat& s);
 
 }  // namespace accel

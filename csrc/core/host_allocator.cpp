@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/device_allocator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 
@@ -198,14 +199,6 @@ void freePinned(void* ptr) {
   if (ptr != nullptr) cache().free(ptr);
 }
 
-template <class Dst, class Src>
-void copyStat(Dst& dst, const Src& src) {
-  dst.current = src.current;
-  dst.peak = src.peak;
-  dst.allocated = src.allocated;
-  dst.freed = src.freed;
-}
-
 template <class Dst>
 void copyTime(Dst& dst, const HostTimeStat& src) {
   dst.total = src.total;
@@ -238,10 +231,10 @@ struct PinnedHostAllocator final : at::HostAllocator {
   at::HostStats get_stats() override {
     const HostStats mine = cache().stats();
     at::HostStats out;
-    copyStat(out.allocations, mine.allocations);
-    copyStat(out.allocated_bytes, mine.allocated_bytes);
-    copyStat(out.active_requests, mine.active_requests);
-    copyStat(out.active_bytes, mine.active_bytes);
+    out.allocations = toTorch(mine.allocations);
+    out.allocated_bytes = toTorch(mine.allocated_bytes);
+    out.active_requests = toTorch(mine.active_requests);
+    out.active_bytes = toTorch(mine.active_bytes);
     out.num_host_alloc = mine.num_host_alloc;
     out.num_host_free = mine.num_host_free;
     copyTime(out.host_alloc_time, mine.host_alloc_time);

@@ -491,4 +491,16 @@ rt::Error launchNllBackward(const NllLossDesc& d, rt::Stream stream) {
   });
 }
 
+// A driver's table: its own reduce, workspace and scan entries, and the NLL loss written once.
+// (The casts let nvcc resolve the function templates' addresses.)
+template <class Exec>
+ReduceTable makeReduceTable(decltype(ReduceTable::reduce) reduce,
+                            decltype(ReduceTable::workspace_bytes) workspace_bytes,
+                            decltype(ReduceTable::cumsum) cumsum) {
+  return ReduceTable{
+      reduce, workspace_bytes, cumsum,
+      static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Exec>),
+      static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Exec>)};
+}
+
 }  // namespace accel::kernels

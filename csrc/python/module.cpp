@@ -5,6 +5,9 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
+#include <initializer_list>
+#include <utility>
+
 #include "core/device_allocator.h"
 #include "aten/fallback.h"
 #include "core/device.h"
@@ -41,22 +44,21 @@ py::dict deviceProperties(c10::DeviceIndex device) {
 // torch.cuda.host_memory_stats_as_nested_dict()'s layout.
 py::dict hostStatsDict() {
   const HostStats s = hostStats();
-  auto stat = [](const HostStat& v) {
+  auto dict = [](std::initializer_list<std::pair<const char*, int64_t>> fields) {
     py::dict d;
-    d["current"] = v.current;
-    d["peak"] = v.peak;
-    d["allocated"] = v.allocated;
-    d["freed"] = v.freed;
+    for (const auto& [key, value] : fields) d[key] = value;
     return d;
   };
-  auto time = [](const HostTimeStat& t) {
-    py::dict d;
-    d["total"] = t.total;
-    d["max"] = t.max;
-    d["min"] = t.min;
-    d["count"] = t.count;
-    d["avg"] = t.count > 0 ? t.total / t.count : 0;
-    return d;
+  auto stat = [&](const HostStat& v) {
+    return dict(
+        {{"current", v.current}, {"peak", v.peak}, {"allocated", v.allocated}, {"freed", v.freed}});
+  };
+  auto time = [&](const HostTimeStat& t) {
+    return dict({{"total", t.total},
+                 {"max", t.max},
+                 {"min", t.min},
+                 {"count", t.count},
+                 {"avg", t.count > 0 ? t.total / t.count : 0}});
   };
   py::dict out;
   out["allocations"] = stat(s.allocations);

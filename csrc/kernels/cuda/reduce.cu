@@ -171,11 +171,7 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
 }
 
 const ReduceTable& reduceTable() {
-  // The casts let nvcc resolve the function templates' addresses.
-  static const ReduceTable table{
-      &reduce, &workspaceBytes, &cumsum,
-      static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Executor>),
-      static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Executor>)};
+  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &cumsum);
   return table;
 }
 
