@@ -159,21 +159,28 @@ def run_step(command, limit, log_path, env):
     return status, rc, round(time.monotonic() - t0, 1)
 
 
+# Steps the rest cannot do without: no build, nothing to run; a failed smoke test means no
+# usable device (no GPU, a driver older than the runtime), and every later step would only
+# fail the same way.
+GATES = ("build", "smoke")
+
+
 def run_all(plan, out, env, summary):
-    """Runs the plan in order, rewriting out/summary.json after each step. A failed build
-    skips the rest: nothing else can run without it."""
+    """Runs the plan in order, rewriting out/summary.json after each step. A failed gate step
+    skips the rest, naming it."""
     path = os.path.join(out, "summary.json")
     summary["steps"] = [{"name": n, "limit_s": s, "status": "pending"} for n, s, _ in plan]
     write_summary(path, summary)
-    build_failed = False
+    failed_gate = None
     for entry, (name, limit, command) in zip(summary["steps"], plan):
-        if build_failed:
-            entry["status"] = "skipped: the build failed"
+        if failed_gate:
+            entry["status"] = f"skipped: the {failed_gate} step failed"
         else:
             log = os.path.join(out, f"{name}.log")
             entry["status"], entry["rc"], entry["seconds"] = run_step(command, limit, log, env)
             entry["tail"] = tail(log)
-            build_failed = name == "build" and entry["status"] != "ok"
+            if name in GATES and entry["status"] != "ok":
+                failed_gate = name
             print(
                 f"{name}: {entry['status']} (rc {entry['rc']}, {entry['seconds']} s of {limit})",
                 flush=True,

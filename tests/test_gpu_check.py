@@ -54,7 +54,23 @@ def test_each_step_is_written_as_it_finishes(tmp_path):
 def test_failed_build_skips_the_rest(tmp_path):
     plan = [_step("raise SystemExit(1)", name="build"), _step("print(1)", name="smoke")]
     summary = gpu_check.run_all(plan, str(tmp_path), dict(os.environ), {})
-    assert [s["status"] for s in summary["steps"]] == ["failed", "skipped: the build failed"]
+    assert [s["status"] for s in summary["steps"]] == ["failed", "skipped: the build step failed"]
+
+
+def test_failed_smoke_skips_the_rest(tmp_path):
+    # No usable device (a machine without a GPU, a driver older than the runtime): the smoke
+    # test says why, and the later steps are not run to fail the same way.
+    plan = [
+        _step("print('built')", name="build"),
+        _step("raise SystemExit('CUDA driver version is insufficient')", name="smoke"),
+        _step("print(1)", name="op_tests"),
+        _step("print(2)", name="bench"),
+    ]
+    summary = gpu_check.run_all(plan, str(tmp_path), dict(os.environ), {})
+    statuses = [s["status"] for s in summary["steps"]]
+    assert statuses == ["ok", "failed"] + ["skipped: the smoke step failed"] * 2
+    assert summary["steps"][1]["tail"] == ["CUDA driver version is insufficient"]
+    assert not os.path.exists(os.path.join(str(tmp_path), "op_tests.log"))
 
 
 def test_dry_run(tmp_path):
