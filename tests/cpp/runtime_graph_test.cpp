@@ -82,7 +82,9 @@ TEST(RuntimeGraph, DefaultStreamAndNestedCapturesAreRefused) {
   GraphExec g = nullptr;
   EXPECT_EQ(c.drv->streamEndCapture(c.drv->defaultStream(0), &g), Error::InvalidValue);
   ASSERT_EQ(c.drv->streamEndCapture(c.s, &g), Error::Success);
-  EXPECT_EQ(c.drv->streamEndCapture(c.s, &g), Error::InvalidValue);  // nothing to end
+  GraphExec none = nullptr;
+  EXPECT_EQ(c.drv->streamEndCapture(c.s, &none), Error::InvalidValue);  // nothing to end
+  EXPECT_EQ(none, nullptr);
   c.drv->graphDestroy(g);
 }
 
