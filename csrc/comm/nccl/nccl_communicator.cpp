@@ -126,14 +126,32 @@ Status uniqueId(UniqueId* id) {
   return s;
 }
 
+// A failed CUDA call's code is taken off the thread's last-error slot, as the driver's error
+// rule does (runtime/cuda/error_rule.h): the next launch check must not report it again.
+Status checkCuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return {};
+  (void)cudaGetLastError();
+  return std::string(what) + ": " + cudaGetErrorString(e);
+}
+
 Status create(const UniqueId& id, int nranks, int rank, int device, Communicator** out) {
-  cudaError_t e = cudaSetDevice(device);
-  if (e != cudaSuccess) return std::string("cudaSetDevice: ") + cudaGetErrorString(e);
+  // ncclCommInitRank binds the communicator to the current device; the caller's current
+  // device is restored afterwards, as a device guard would.
+  int previous = 0;
+  Status s = checkCuda(cudaGetDevice(&previous), "cudaGetDevice");
+  if (s.empty()) s = checkCuda(cudaSetDevice(device), "cudaSetDevice");
+  if (!s.empty()) return s;
   ncclUniqueId nid;
   std::memcpy(&nid, id.bytes, sizeof(nid));
   ncclComm_t comm = nullptr;
-  Status s = check(ncclCommInitRank(&comm, nranks, nid, rank), "ncclCommInitRank");
+  s = check(ncclCommInitRank(&comm, nranks, nid, rank), "ncclCommInitRank");
   if (s.empty()) *out = new NcclCommunicator(comm);
+  const Status restored = checkCuda(cudaSetDevice(previous), "cudaSetDevice");
+  if (s.empty() && !restored.empty()) {
+    delete *out;  // a failed create hands back nothing
+    *out = nullptr;
+    return restored;
+  }
   return s;
 }
 
