@@ -169,6 +169,23 @@ def test_binary_scalars_and_modes():
     no_fallback()
 
 
+@pytest.mark.parametrize("dtype", FLOATS + [torch.float64, torch.int64, torch.uint8])
+def test_square_is_bit_identical_to_cpu(dtype):
+    # x ** 2 is computed as x * x (as CPU does), in every form, with CPU's result dtype.
+    x = (torch.randn(257) * 9).to(dtype)
+    for exponent in (2, 2.0):
+        got = x.to("accel") ** exponent
+        assert got.dtype == (x**exponent).dtype
+        assert torch.equal(got.cpu(), x**exponent)
+    y = x.to("accel")[::2]
+    y.pow_(2)
+    assert torch.equal(y.cpu(), x[::2].pow(2))
+    out = torch.empty(257, dtype=torch.float64, device="accel")
+    torch.pow(x.to("accel"), 2, out=out)
+    assert torch.equal(out.cpu(), torch.pow(x, 2, out=torch.empty(257, dtype=torch.float64)))
+    no_fallback()
+
+
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 def test_compare(op, dtype):

@@ -80,6 +80,19 @@ struct Math {
   }
 };
 
+// x ** 2 is x * x, as CPU computes it: the same bits, without a pow per element (RMSNorm and
+// variance sit on this path).
+struct PowScalar {
+  static bool native(const at::Tensor& a, const c10::Scalar& b) { return nativeTypes(a, b); }
+  static at::Tensor compute(const at::Tensor& a, const c10::Scalar& b, const Output& out) {
+    const at::Tensor y = asTensor(b);
+    const c10::ScalarType t = typeOf(BinaryOp::Pow, a, y);
+    const bool square = !b.isBoolean() && b.toDouble() == 2.0 && t == a.scalar_type();
+    return square ? binaryTyped(BinaryOp::Mul, a, a, out.tensor(), t)
+                  : binaryTyped(BinaryOp::Pow, a, y, out.tensor(), t);
+  }
+};
+
 // --- div with rounding_mode -------------------------------------------------------------
 struct DivMode {
   static bool native(const at::Tensor& a, const at::Tensor& b, c10::optional<c10::string_view>) {
@@ -144,8 +157,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                           "floor_divide.out");
   registerForms<Math<BinaryOp::Pow>>(m, "pow.Tensor_Tensor", "pow_.Tensor",
                                      "pow.Tensor_Tensor_out");
-  registerForms<Math<BinaryOp::Pow, Tensor, Scalar>>(m, "pow.Tensor_Scalar", "pow_.Scalar",
-                                                     "pow.Tensor_Scalar_out");
+  registerForms<PowScalar>(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
   registerForms<Math<BinaryOp::Pow, Scalar, Tensor>>(m, "pow.Scalar", nullptr, "pow.Scalar_out");
   registerForms<Math<BinaryOp::Maximum>>(m, "maximum", nullptr, "maximum.out");
   registerForms<Math<BinaryOp::Minimum>>(m, "minimum", nullptr, "minimum.out");
