@@ -346,6 +346,34 @@ def test_torch_accelerator_graph_with_form():
     torch.testing.assert_close(pinned, torch.arange(16.0))  # still usable after the emptying
 
 
+def test_pinned_source_of_a_captured_copy_is_held_until_reset():
+    # Every replay reads the pinned source again: its block is not reused while the graph lives.
+    def active():
+        return accel.host_memory_stats()["active_requests.current"]
+
+    base = active()
+    src = torch.arange(1024.0).pin_memory()
+    ptr = src.data_ptr()
+    x = torch.zeros(1024, device="accel")
+    g = accel.Graph()
+    with accel.graph(g):
+        x.copy_(src, non_blocking=True)
+    del src
+    assert active() == base + 1  # held by the graph
+    other = torch.empty(1024).pin_memory()
+    assert other.data_ptr() != ptr
+    other.fill_(-1.0)
+    g.replay()
+    accel.synchronize()
+    torch.testing.assert_close(x.cpu(), torch.arange(1024.0))
+    del other
+    g.reset()
+    accel.synchronize()
+    again = torch.empty(1024).pin_memory()  # the cache hands the last released block out first
+    assert again.data_ptr() == ptr
+    assert active() == base + 1  # `again` alone
+
+
 def test_torch_accelerator_host_memory_calls():
     if not hasattr(torch.accelerator, "empty_host_cache"):
         pytest.skip("torch.accelerator.empty_host_cache needs a newer torch")

@@ -10,6 +10,7 @@
 
 #include "core/device.h"
 #include "core/device_allocator.h"
+#include "core/host_allocator.h"
 #include "core/generator.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -159,6 +160,8 @@ void Graph::releasePool() {
   if (!holds_pool_) return;
   holds_pool_ = false;
   deviceCachingAllocator(device_).releasePool(toAlloc(pool_));
+  releaseCapturePinned(capture_id_, replay_streams_);
+  replay_streams_.clear();
 }
 
 void Graph::captureEnd() {
@@ -246,6 +249,8 @@ void Graph::replay() {
     storeWord(words + 1, offset, stream, device_);
   }
   ACCEL_RT_CHECK(rt::driver().graphLaunch(exec_, stream), device_);
+  if (std::find(replay_streams_.begin(), replay_streams_.end(), stream) == replay_streams_.end())
+    replay_streams_.push_back(stream);
 }
 
 void Graph::reset() {

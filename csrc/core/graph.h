@@ -87,6 +87,7 @@ class Graph {
   bool holds_pool_ = false;
   rt::GraphExec exec_ = nullptr;
   std::vector<PhiloxSlot> philox_;
+  std::vector<rt::Stream> replay_streams_;  // where replays ran: pinned blocks wait for them
   // Why the capture is invalid (the op that synchronised), guarded by the capture registry.
   std::string invalid_reason_;
 

@@ -21,12 +21,15 @@ namespace {
 // two, freed blocks are kept for reuse, and a block an asynchronous copy used is reused only
 // once the events recorded on that copy's streams have completed. Freeing pinned memory
 // synchronises the devices (as cudaFreeHost does), so only emptyHostCache() does it.
+// A copy captured into a graph reads the block again at every replay, so a block a capture
+// used is held by that capture until its graph is reset.
 struct HostBlock {
   void* ptr = nullptr;
   size_t size = 0;
   bool allocated = false;
   int pending_events = 0;
   std::vector<rt::Stream> streams;  // streams that used it while allocated
+  std::vector<uint64_t> captures;   // captures (graphs) whose copies read it
 };
 
 size_t roundUp(size_t n) {
@@ -81,30 +84,41 @@ class PinnedCache {
     HostBlock* block = find(ptr);
     if (block == nullptr || !block->allocated) return;
     block->allocated = false;
-    for (rt::Stream stream : block->streams) {
-      rt::Event event = nullptr;
-      const int device = rt::driver().streamDevice(stream);
-      if (rt::driver().eventCreate(device, &event, rt::kEventDisableTiming) != rt::Error::Success) {
-        continue;
-      }
-      if (rt::driver().eventRecord(event, stream) != rt::Error::Success) {
-        rt::driver().eventDestroy(event);
-        continue;
-      }
-      pending_.emplace_back(event, block);
-      block->pending_events++;
-    }
+    for (rt::Stream stream : block->streams) recordEvent(block, stream);
     block->streams.clear();
-    if (block->pending_events == 0) release(block);
+    releaseIfUnused(block);
   }
 
   void recordUse(const void* ptr, rt::Stream stream) {
     std::lock_guard<std::mutex> lock(mu_);
     HostBlock* block = find(ptr);
     if (block == nullptr || !block->allocated) return;
-    if (std::find(block->streams.begin(), block->streams.end(), stream) == block->streams.end()) {
-      block->streams.push_back(stream);
+    // No event can be recorded for a capturing stream's work: the capture holds the block.
+    if (const uint64_t capture = rt::driver().streamCaptureId(stream); capture != 0) {
+      addOnce(block->captures, capture);
+      addOnce(held_[capture], block);
+      return;
     }
+    addOnce(block->streams, stream);
+  }
+
+  void releaseCapture(uint64_t capture, const std::vector<rt::Stream>& replay_streams) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = held_.find(capture);
+    if (it == held_.end()) return;
+    for (HostBlock* block : it->second) {
+      block->captures.erase(std::find(block->captures.begin(), block->captures.end(), capture));
+      // Replays still queued read the block: it is reused only after they ran.
+      for (rt::Stream stream : replay_streams) {
+        if (block->allocated) {
+          addOnce(block->streams, stream);
+        } else {
+          recordEvent(block, stream);
+        }
+      }
+      if (!block->allocated) releaseIfUnused(block);
+    }
+    held_.erase(it);
   }
 
   bool contains(const void* ptr) {
@@ -157,7 +171,31 @@ class PinnedCache {
     return p < it->first + it->second->size ? it->second : nullptr;
   }
 
-  // No longer in use by the host or any stream: back to the cache.
+  template <class T>
+  static void addOnce(std::vector<T>& list, T item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  }
+
+  // The block is reused only once the work now queued on `stream` has run.
+  void recordEvent(HostBlock* block, rt::Stream stream) {
+    rt::Event event = nullptr;
+    const int device = rt::driver().streamDevice(stream);
+    if (rt::driver().eventCreate(device, &event, rt::kEventDisableTiming) != rt::Error::Success) {
+      return;
+    }
+    if (rt::driver().eventRecord(event, stream) != rt::Error::Success) {
+      rt::driver().eventDestroy(event);
+      return;
+    }
+    pending_.emplace_back(event, block);
+    block->pending_events++;
+  }
+
+  void releaseIfUnused(HostBlock* block) {
+    if (!block->allocated && block->pending_events == 0 && block->captures.empty()) release(block);
+  }
+
+  // No longer in use by the host, any stream or any graph: back to the cache.
   void release(HostBlock* block) {
     stats_.active_requests.add(-1);
     stats_.active_bytes.add(-static_cast<int64_t>(block->size));
@@ -173,7 +211,8 @@ class PinnedCache {
         continue;
       }
       rt::driver().eventDestroy(event);
-      if (--block->pending_events == 0) release(block);
+      --block->pending_events;
+      releaseIfUnused(block);
     }
     pending_.resize(kept);
   }
@@ -187,6 +226,7 @@ class PinnedCache {
   std::map<uintptr_t, HostBlock*> blocks_;          // every block, by address
   std::map<size_t, std::vector<HostBlock*>> free_;  // reusable blocks, by size
   std::vector<std::pair<rt::Event, HostBlock*>> pending_;
+  std::map<uint64_t, std::vector<HostBlock*>> held_;  // blocks each capture's copies read
   HostStats stats_;
 };
 
@@ -258,6 +298,10 @@ c10::Allocator* pinnedHostAllocator() { return &g_pinned; }
 bool isPinnedPtr(const void* ptr) { return cache().contains(ptr); }
 
 void recordPinnedUse(const void* ptr, rt::Stream stream) { cache().recordUse(ptr, stream); }
+
+void releaseCapturePinned(uint64_t capture_id, const std::vector<rt::Stream>& replay_streams) {
+  cache().releaseCapture(capture_id, replay_streams);
+}
 
 void emptyHostCache() { cache().empty(); }
 

@@ -5,6 +5,7 @@
 #include <c10/core/Allocator.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "allocator/caching_allocator.h"
 #include "runtime/driver.h"
@@ -16,6 +17,10 @@ bool isPinnedPtr(const void* ptr);
 // An asynchronous copy on `stream` uses the pinned block holding ptr: once freed, the block is
 // reused only after the work now queued on `stream` has run.
 void recordPinnedUse(const void* ptr, rt::Stream stream);
+// A capture's copies read their pinned blocks at every replay of its graph, so the capture holds
+// them (recordPinnedUse on a capturing stream). Its graph's reset lets them go, once the replays
+// queued on `replay_streams` have run.
+void releaseCapturePinned(uint64_t capture_id, const std::vector<rt::Stream>& replay_streams);
 // Returns the cached, unused pinned blocks to the driver.
 void emptyHostCache();
 
