@@ -4,6 +4,11 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include "comm/communicator.h"
 #include "core/rt_check.h"
 
@@ -58,15 +63,31 @@ CommReduction commReduction(const c10d::ReduceOp& op, at::ScalarType t) {
   return out;
 }
 
+c10::DistBackendError distError(const std::string& message) {
+  return c10::DistBackendError(c10::SourceLocation{__func__, __FILE__, __LINE__}, message);
+}
+
 class NcclTransport final : public Transport {
  public:
   NcclTransport(const comm::Plugin& plugin, c10::intrusive_ptr<c10d::Store> store,
-                c10::intrusive_ptr<c10d::Backend> gloo, int rank, int world)
+                c10::intrusive_ptr<c10d::Backend> gloo, int rank, int world,
+                std::chrono::milliseconds timeout)
       : plugin_(plugin),
         store_(std::move(store)),
         gloo_(std::move(gloo)),
         rank_(rank),
-        world_(world) {}
+        world_(world),
+        timeout_(timeout) {}
+
+  ~NcclTransport() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    for (Watched& w : watched_) rt::driver().eventDestroy(w.done);
+  }
 
   const char* name() const override { return "nccl"; }
   bool pointToPointLanes() const override { return false; }
@@ -74,17 +95,21 @@ class NcclTransport final : public Transport {
   void submit(std::vector<Op> ops, const Fingerprint& fingerprint, const Submission& s) override {
     try {
       if (!fingerprint.empty()) fingerprint.check(*gloo_, rank_, s.sequence, s.group);
-      comm::Communicator& c = communicator(s.device);
-      ok(c.asyncError());
-      void* stream = rt::driver().nativeStream(s.stream);
-      ok(c.groupStart());
-      for (Op& op : ops) queue(c, op, s.device, stream);
-      ok(c.groupEnd());
+      {
+        std::lock_guard<std::mutex> lock(comm_mu_);
+        TORCH_CHECK_WITH(DistBackendError, aborted_.empty(), aborted_);
+        comm::Communicator& c = communicator(s.device);
+        ok(c.asyncError());
+        void* stream = rt::driver().nativeStream(s.stream);
+        ok(c.groupStart());
+        for (Op& op : ops) queue(c, op, s.device, stream);
+        ok(c.groupEnd());
+      }
+      watch(s);  // after comm_mu_ is released: the watchdog takes mu_, then comm_mu_
     } catch (const std::exception& e) {
       const std::string message = std::string("accl: ") + s.name +
                                   " on accel:" + std::to_string(s.device) + " failed: " + e.what();
-      auto error = std::make_exception_ptr(c10::DistBackendError(
-          c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
+      auto error = std::make_exception_ptr(distError(message));
       s.work_failure->set(error, message);
       s.group_failure->set(error, message);
       std::rethrow_exception(error);
@@ -92,6 +117,86 @@ class NcclTransport final : public Transport {
   }
 
  private:
+  // A queued batch the watchdog follows until its kernels have run.
+  struct Watched {
+    rt::Event done = nullptr;
+    std::chrono::steady_clock::time_point deadline;
+    std::string what;  // "all_reduce #12 on accel:0"
+    std::shared_ptr<Failure> work_failure, group_failure;
+  };
+
+  // NCCL kernels whose peer died never finish, and nothing reports it: as ProcessGroupNCCL's
+  // watchdog, a thread polls each batch's completion and the communicator's asynchronous
+  // error, and past the timeout (or on an error) aborts the communicator, which ends the
+  // kernels, and fails the batch and the group with a DistBackendError.
+  void watch(const Submission& s) {
+    Watched w;
+    ACCEL_RT_CHECK(rt::driver().eventCreate(s.device, &w.done, rt::kEventDisableTiming), s.device);
+    const rt::Error recorded = rt::driver().eventRecord(w.done, s.stream);
+    if (recorded != rt::Error::Success) rt::driver().eventDestroy(w.done);
+    ACCEL_RT_CHECK(recorded, s.device);
+    w.deadline = std::chrono::steady_clock::now() + timeout_;
+    w.what = std::string(s.name) + " #" + std::to_string(s.sequence) +
+             " on accel:" + std::to_string(s.device);
+    w.work_failure = s.work_failure;
+    w.group_failure = s.group_failure;
+    std::lock_guard<std::mutex> lock(mu_);
+    watched_.push_back(std::move(w));
+    if (!watchdog_.joinable()) watchdog_ = std::thread([this] { watchLoop(); });
+  }
+
+  void watchLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(50));
+      size_t kept = 0;
+      std::string failure;
+      for (Watched& w : watched_) {
+        const rt::Error state = rt::driver().eventQuery(w.done);
+        if (state == rt::Error::Success) {
+          rt::driver().eventDestroy(w.done);
+          continue;
+        }
+        if (failure.empty()) {
+          if (state != rt::Error::NotReady) {
+            failure = w.what + " failed on the device: " + rt::errorString(state);
+          } else if (std::chrono::steady_clock::now() > w.deadline) {
+            failure = w.what + " did not complete within " + std::to_string(timeout_.count()) +
+                      " ms (a peer died or did not call it)";
+          } else {
+            failure = asyncError();
+            if (!failure.empty()) failure = w.what + ": " + failure;
+          }
+        }
+        watched_[kept++] = std::move(w);
+      }
+      watched_.resize(kept);
+      if (!failure.empty()) abortAll(failure);
+    }
+  }
+
+  std::string asyncError() {
+    std::lock_guard<std::mutex> lock(comm_mu_);
+    return comm_ && aborted_.empty() ? comm_->asyncError() : std::string();
+  }
+
+  // Aborting ends the queued NCCL kernels, so every watched batch fails with the message.
+  void abortAll(const std::string& why) {
+    const std::string message = "accl: " + why + "; the NCCL communicator was aborted";
+    {
+      std::lock_guard<std::mutex> lock(comm_mu_);
+      if (comm_ && aborted_.empty()) comm_->abort();
+      aborted_ = message;
+    }
+    auto error = std::make_exception_ptr(distError(message));
+    for (Watched& w : watched_) {
+      w.work_failure->set(error, message);
+      w.group_failure->set(error, message);
+      rt::driver().eventDestroy(w.done);
+    }
+    watched_.clear();
+  }
+
   static void ok(const comm::Status& status) {
     TORCH_CHECK_WITH(DistBackendError, status.empty(), status);
   }
@@ -189,8 +294,16 @@ class NcclTransport final : public Transport {
   c10::intrusive_ptr<c10d::Backend> gloo_;
   const int rank_;
   const int world_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex comm_mu_;  // the communicator: submit, the watchdog's poll and its abort
   std::unique_ptr<comm::Communicator> comm_;
+  std::string aborted_;  // why the watchdog aborted the communicator: later batches fail
   at::Tensor barrier_;
+  std::mutex mu_;  // the watched batches
+  std::condition_variable wake_;
+  std::vector<Watched> watched_;
+  bool stopping_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace
@@ -201,7 +314,8 @@ std::unique_ptr<Transport> makeNcclTransport(const c10::intrusive_ptr<c10d::Stor
   std::string why;
   const comm::Plugin* plugin = comm::ncclPlugin(&why);
   TORCH_CHECK(plugin != nullptr, "accl on the CUDA driver needs NCCL: ", why);
-  return std::make_unique<NcclTransport>(*plugin, store, std::move(gloo), rank, world_size);
+  return std::make_unique<NcclTransport>(*plugin, store, std::move(gloo), rank, world_size,
+                                         timeout);
 }
 
 }  // namespace accel::dist
