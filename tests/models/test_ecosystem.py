@@ -1,0 +1,91 @@
+"""What users reach accel through besides their own loops: HF Trainer + peft LoRA with the
+device from accelerate, from_pretrained(..., device_map="accel"), and pipeline(device="accel").
+Each run is compared with the same run on CPU."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from zoo import VOCAB, FallbackMode, build
+
+import torch_accel
+
+HERE = Path(__file__).parent
+
+
+def _trainer(device: str) -> dict:
+    env = dict(os.environ, TORCH_ACCEL_FALLBACK="error")
+    env.pop("ACCELERATE_TORCH_DEVICE", None)
+    if device == "accel":
+        env["ACCELERATE_TORCH_DEVICE"] = "accel"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "trainer_run.py"), device],
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_trainer_with_peft_lora_trains_on_accel_like_cpu():
+    cpu, accel = _trainer("cpu"), _trainer("accel")
+    assert cpu["device"] == "cpu" and accel["device"].startswith("accel")
+    assert accel["params"] == ["accel:0"]
+    assert accel["fallback"] == {}
+    assert len(accel["losses"]) == len(cpu["losses"]) == 3
+    for a, c in zip(accel["losses"], cpu["losses"]):
+        assert a == pytest.approx(c, rel=1e-4)
+
+
+def test_from_pretrained_with_device_map_loads_to_accel(tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    model = build("gpt2").eval()  # tied embeddings: they must stay tied through loading
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForCausalLM.from_pretrained(tmp_path, device_map="accel")
+    assert {p.device.type for p in loaded.parameters()} == {"accel"}
+    assert loaded.lm_head.weight is loaded.transformer.wte.weight
+    ids = torch.randint(1, VOCAB, (2, 7), generator=torch.Generator().manual_seed(3))
+    torch_accel.reset_fallback_counts()
+    with torch.no_grad(), FallbackMode("error"):
+        got = loaded(ids.to("accel")).logits.cpu()
+    with torch.no_grad():
+        want = model(ids).logits
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+
+
+def _tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = Tokenizer(models.WordLevel(vocab={f"w{i}": i for i in range(VOCAB)}, unk_token="w1"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=words, unk_token="w1", pad_token="w0", eos_token="w0", bos_token="w0"
+    )
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_text_generation_pipeline_on_accel_answers_like_cpu(name):
+    from transformers import pipeline
+
+    def answer(device):
+        generate = pipeline(
+            "text-generation", model=build(name).eval(), tokenizer=_tokenizer(), device=device
+        )
+        assert generate.device.type == device
+        return generate("w5 w6 w7", max_new_tokens=6, min_new_tokens=6, do_sample=False)
+
+    want = answer("cpu")
+    torch_accel.reset_fallback_counts()
+    with FallbackMode("error"):
+        got = answer("accel")
+    assert got == want
+    assert torch_accel.fallback_counts() == {}
