@@ -14,6 +14,7 @@ BENCHMARKS = [
     "ops_host.py",
     "lora_step.py",
     "zoo_step.py",
+    "conv_block.py",
     "graphs.py",
     "profiler_overhead.py",
 ]

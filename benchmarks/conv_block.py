@@ -1,0 +1,88 @@
+"""A ResNet basic block (conv-bn-relu-conv-bn + identity) forward and backward, accel vs CPU
+eager, timed in turns in one run (medians), at a few batch/channel/size shapes. The goal is
+accel at least 0.8x CPU's speed (accel_time_vs_cpu at most 1.25).
+
+    python benchmarks/conv_block.py [--out DIR] [--repeats N]
+"""
+
+import argparse
+import copy
+import statistics
+import time
+
+import torch
+
+import torch_accel
+from common import write_result
+
+SHAPES = [(8, 16, 32), (8, 32, 16), (4, 64, 16)]  # batch, channels, height = width
+
+
+class BasicBlock(torch.nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(channels)
+        self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+def stepper(block: torch.nn.Module, x: torch.Tensor, device: str):
+    block = copy.deepcopy(block).to(device)
+    x = x.to(device).requires_grad_()
+    sync = torch.accel.synchronize if device == "accel" else (lambda: None)
+
+    def step():
+        block(x).sum().backward()
+        sync()
+
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    torch_accel.reset_fallback_counts()
+    rows = {}
+    for batch, channels, size in SHAPES:
+        torch.manual_seed(0)
+        block = BasicBlock(channels)
+        x = torch.randn(batch, channels, size, size)
+        acc, cpu = stepper(block, x, "accel"), stepper(block, x, "cpu")
+        for _ in range(3):  # warm-up
+            acc(), cpu()
+        t_acc, t_cpu = [], []
+        for _ in range(args.repeats):  # in turns, so both see the same machine load
+            t0 = time.perf_counter()
+            acc()
+            t_acc.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            cpu()
+            t_cpu.append(time.perf_counter() - t0)
+        a, c = statistics.median(t_acc), statistics.median(t_cpu)
+        rows[f"{batch}x{channels}x{size}x{size}"] = {
+            "accel_ms": a * 1e3,
+            "cpu_ms": c * 1e3,
+            "accel_time_vs_cpu": a / c,
+        }
+    result = {
+        "benchmark": "ResNet basic block forward+backward, accel vs CPU eager",
+        "driver": torch_accel.driver(),
+        "threads": torch.get_num_threads(),
+        "shapes": rows,
+        "median_accel_time_vs_cpu": statistics.median(
+            r["accel_time_vs_cpu"] for r in rows.values()
+        ),
+        "accel_fallback_calls": sum(torch_accel.fallback_counts().values()),
+    }
+    write_result(args.out, "conv_block", result)
+
+
+if __name__ == "__main__":
+    main()
