@@ -65,12 +65,37 @@ ACCEL_HD inline int elementsPerGroup(RandomKind kind, DType out, uint64_t range)
   return out == DType::Double ? 2 : 4;
 }
 
+// A group's Box-Muller pairs (one double pair, or two float pairs), computed once per pair:
+// element `lane` is radius[lane / 2] * trig[lane], trig holding the pair's cos then its sin.
+struct NormalGroup {
+  double radius[2];
+  double trig[4];
+};
+
+ACCEL_HD inline NormalGroup normalGroup(const Philox4& r, bool wide) {
+  NormalGroup n{};
+  if (wide) {
+    const double u1 = 1.0 - uniformDouble(r.x[0], r.x[1]);  // (0, 1]: log is finite
+    const double u2 = uniformDouble(r.x[2], r.x[3]);
+    n.radius[0] = sqrt(-2.0 * portableLog(u1));
+    portableSinCos(6.283185307179586 * u2, &n.trig[1], &n.trig[0]);
+    return n;
+  }
+  for (int pair = 0; pair < 2; ++pair) {
+    const float u1 = 1.0f - uniformFloat(r.x[2 * pair]);
+    const float u2 = uniformFloat(r.x[2 * pair + 1]);
+    n.radius[pair] = sqrtf(-2.0f * static_cast<float>(portableLog(u1)));
+    portableSinCos(6.2831853f * u2, &n.trig[2 * pair + 1], &n.trig[2 * pair]);
+  }
+  return n;
+}
+
 // Element i's sample as double (32-bit kinds compute in float, as CUDA does for float). Host
 // and CUDA draw bit-identical values: each multiply-add is an explicit fma (nvcc would
 // otherwise contract `a + u * (b - a)` and the host compiler not), and log/sin/cos come from
 // portable_math.h rather than the two sides' libraries.
-ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane, int per_group,
-                                const int64_t (&off)[kMaxOperands]) {
+ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, const NormalGroup& normal,
+                                int lane, int per_group, const int64_t (&off)[kMaxOperands]) {
   const bool wide = per_group == 2;
   switch (d.kind) {
     case RandomKind::Uniform: {
@@ -82,21 +107,10 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, int lane,
       return fmaf(u, static_cast<float>(d.b - d.a), static_cast<float>(d.a));
     }
     case RandomKind::Normal: {
-      // Box-Muller over a pair of uniforms: the pair's first element takes cos, the second sin.
-      double sin_v, cos_v;
-      if (wide) {
-        const double u1 = 1.0 - uniformDouble(r.x[0], r.x[1]);  // (0, 1]: log is finite
-        const double u2 = uniformDouble(r.x[2], r.x[3]);
-        const double radius = sqrt(-2.0 * portableLog(u1));
-        portableSinCos(6.283185307179586 * u2, &sin_v, &cos_v);
-        return fma(d.b * radius, lane == 0 ? cos_v : sin_v, d.a);
-      }
-      const int pair = lane & ~1;
-      const float u1 = 1.0f - uniformFloat(r.x[pair]);
-      const float u2 = uniformFloat(r.x[pair + 1]);
-      const float radius = sqrtf(-2.0f * static_cast<float>(portableLog(u1)));
-      portableSinCos(6.2831853f * u2, &sin_v, &cos_v);
-      const float z = radius * static_cast<float>((lane & 1) == 0 ? cos_v : sin_v);
+      // Box-Muller: the pair's first element takes cos, the second sin.
+      if (wide) return fma(d.b * normal.radius[0], normal.trig[lane], d.a);
+      const float z =
+          static_cast<float>(normal.radius[lane / 2]) * static_cast<float>(normal.trig[lane]);
       return fmaf(static_cast<float>(d.b), z, static_cast<float>(d.a));
     }
     case RandomKind::Bernoulli:
@@ -115,6 +129,8 @@ ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
   const uint64_t seed = captured != nullptr ? captured[0] : d.philox.seed;
   const uint64_t base = (captured != nullptr ? captured[1] : 0) + d.philox.offset;
   const Philox4 r = philox(seed, base + static_cast<uint64_t>(g));
+  const NormalGroup normal =
+      d.kind == RandomKind::Normal ? normalGroup(r, per_group == 2) : NormalGroup{};
   const ElementwiseDesc& e = d.elems;
   for (int lane = 0; lane < per_group; ++lane) {
     const int64_t i = g * per_group + lane;
@@ -134,9 +150,10 @@ ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
       storeAs<float>(out, e.op[0].dtype, keep ? x * static_cast<float>(d.b) : 0.0f);
       storeAs<bool>(e.op[1].data + off[1], e.op[1].dtype, keep);
     } else if (e.op[0].dtype == DType::Double) {
-      storeAs<double>(out, e.op[0].dtype, sampleAt(d, r, lane, per_group, off));
+      storeAs<double>(out, e.op[0].dtype, sampleAt(d, r, normal, lane, per_group, off));
     } else {
-      storeAs<float>(out, e.op[0].dtype, static_cast<float>(sampleAt(d, r, lane, per_group, off)));
+      storeAs<float>(out, e.op[0].dtype,
+                     static_cast<float>(sampleAt(d, r, normal, lane, per_group, off)));
     }
   }
 }
