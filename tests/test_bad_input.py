@@ -341,7 +341,8 @@ print('TRAINED', len(params))
         "torch.index_select(x, 0, torch.tensor([9], device='accel'))",
         "torch.gather(x, 0, torch.tensor([[9, 0, 0]], device='accel'))",
         "torch.nn.functional.embedding(torch.tensor([11], device='accel'), x)",
-        "torch.nn.functional.nll_loss(x.log_softmax(1), torch.tensor([0, 1, 7, 2], device='accel'))",
+        "torch.nn.functional.nll_loss(x.log_softmax(1), torch.tensor([0, 1, 7, 2], "
+        "device='accel'))",
         "x[torch.tensor([5], device='accel')]",
         "torch.masked_select(x, x > 4, out=x)",
         "x.scatter_(0, torch.tensor([[6, 0, 0]], device='accel'), 1.0)",

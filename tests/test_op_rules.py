@@ -50,20 +50,44 @@ OVERLAP = "unsupported operation: some elements of the input tensor and the writ
 @pytest.mark.parametrize(
     "name,fn",
     [
-        ("take out=self", lambda d: torch.take(y := torch.arange(6.0, device=d), torch.tensor(
-            [0, 2, 4, 1, 3, 5], device=d), out=y)),
-        ("index_select out=self", lambda d: torch.index_select(
-            y := torch.arange(6.0, device=d), 0, torch.tensor([5, 4, 3, 2, 1, 0], device=d),
-            out=y)),
-        ("kthvalue out=self", lambda d: torch.kthvalue(
-            y := torch.arange(6.0, device=d).view(2, 3), 2, 1,
-            out=(y[0, :2], torch.empty(2, dtype=torch.long, device=d)))),
-        ("masked_select out=self", lambda d: torch.masked_select(
-            y := torch.arange(6.0, device=d), y > 2, out=y)),
-        ("partial overlap of out and input", lambda d: torch.special.erfcx(
-            (b := torch.arange(8.0, device=d))[:6], out=b[2:])),
-        ("expanded out=", lambda d: torch.special.erfcx(
-            torch.ones(3, 3, device=d), out=torch.zeros(3, 1, device=d).expand(3, 3))),
+        (
+            "take out=self",
+            lambda d: torch.take(
+                y := torch.arange(6.0, device=d), torch.tensor([0, 2, 4, 1, 3, 5], device=d), out=y
+            ),
+        ),
+        (
+            "index_select out=self",
+            lambda d: torch.index_select(
+                y := torch.arange(6.0, device=d),
+                0,
+                torch.tensor([5, 4, 3, 2, 1, 0], device=d),
+                out=y,
+            ),
+        ),
+        (
+            "kthvalue out=self",
+            lambda d: torch.kthvalue(
+                y := torch.arange(6.0, device=d).view(2, 3),
+                2,
+                1,
+                out=(y[0, :2], torch.empty(2, dtype=torch.long, device=d)),
+            ),
+        ),
+        (
+            "masked_select out=self",
+            lambda d: torch.masked_select(y := torch.arange(6.0, device=d), y > 2, out=y),
+        ),
+        (
+            "partial overlap of out and input",
+            lambda d: torch.special.erfcx((b := torch.arange(8.0, device=d))[:6], out=b[2:]),
+        ),
+        (
+            "expanded out=",
+            lambda d: torch.special.erfcx(
+                torch.ones(3, 3, device=d), out=torch.zeros(3, 1, device=d).expand(3, 3)
+            ),
+        ),
     ],
 )
 def test_fallback_sees_the_calls_aliasing(name, fn):
@@ -198,10 +222,10 @@ CPU_OUT = {
     "any": lambda x, o: torch.any(x, 1, out=o.bool()),
     "isposinf": lambda x, o: torch.isposinf(x, out=o.bool()),
     "isneginf": lambda x, o: torch.isneginf(x, out=o.bool()),
-    "gather": lambda x, o: torch.gather(x, 1, torch.zeros(4, 1, dtype=torch.long, device="accel"),
-                                        out=o),
-    "index_select": lambda x, o: torch.index_select(
-        x, 0, torch.tensor([1], device="accel"), out=o),
+    "gather": lambda x, o: torch.gather(
+        x, 1, torch.zeros(4, 1, dtype=torch.long, device="accel"), out=o
+    ),
+    "index_select": lambda x, o: torch.index_select(x, 0, torch.tensor([1], device="accel"), out=o),
     "sort": lambda x, o: torch.sort(x, out=(o, o.long())),
     "cumsum": lambda x, o: torch.cumsum(x, 0, out=o),
 }
@@ -220,14 +244,18 @@ def test_cpu_out_for_an_accel_op_is_refused(name):
 @pytest.mark.parametrize(
     "fn",
     [
-        lambda d: torch.zeros(3, device=d).addmm_(torch.ones(2, 2, device=d),
-                                                  torch.ones(2, 3, device=d)),
-        lambda d: torch.zeros(1, device=d).addmv_(torch.ones(2, 2, device=d),
-                                                  torch.ones(2, device=d)),
-        lambda d: torch.zeros(3, device=d).baddbmm_(torch.ones(2, 2, 2, device=d),
-                                                    torch.ones(2, 2, 3, device=d)),
-        lambda d: torch.zeros(1, 3, device=d).addcmul_(torch.ones(2, 3, device=d),
-                                                       torch.ones(2, 3, device=d)),
+        lambda d: torch.zeros(3, device=d).addmm_(
+            torch.ones(2, 2, device=d), torch.ones(2, 3, device=d)
+        ),
+        lambda d: torch.zeros(1, device=d).addmv_(
+            torch.ones(2, 2, device=d), torch.ones(2, device=d)
+        ),
+        lambda d: torch.zeros(3, device=d).baddbmm_(
+            torch.ones(2, 2, 2, device=d), torch.ones(2, 2, 3, device=d)
+        ),
+        lambda d: torch.zeros(1, 3, device=d).addcmul_(
+            torch.ones(2, 3, device=d), torch.ones(2, 3, device=d)
+        ),
     ],
 )
 def test_in_place_never_resizes_self(fn):
@@ -267,8 +295,10 @@ def test_resizing_a_non_empty_out_warns_as_on_cpu(op):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             r = op(x, out)
-        seen[d] = (sorted({str(w.message).split(".")[0] for w in caught
-                           if "resized" in str(w.message)}), r.cpu())
+        seen[d] = (
+            sorted({str(w.message).split(".")[0] for w in caught if "resized" in str(w.message)}),
+            r.cpu(),
+        )
     assert seen["cpu"][0], "CPU warns"
     assert seen["accel"][0] == seen["cpu"][0]
     torch.testing.assert_close(seen["accel"][1], seen["cpu"][1])
@@ -294,8 +324,9 @@ def test_minus_one_follows_the_current_device():
         assert torch.Stream(device="accel").device_index == 1
         assert torch.accel.current_stream(-1).device_index == 1
         assert torch.accel.default_stream(-1).device_index == 1
-        assert torch.accel.get_device_properties(-1).name == torch.accel.get_device_properties(
-            1).name
+        assert (
+            torch.accel.get_device_properties(-1).name == torch.accel.get_device_properties(1).name
+        )
         assert torch.accel.mem_get_info(-1)[1] == torch.accel.mem_get_info(1)[1]
         assert torch.accel.memory_allocated(-1) == torch.accel.memory_allocated(1)
         torch.accel.synchronize(-1)

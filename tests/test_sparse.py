@@ -85,8 +85,9 @@ def test_sampled_addmm():
     mask = _dense(4, (4, 4)).to_sparse_csr()
     m1, m2 = torch.randn(4, 3, generator=g), torch.randn(3, 4, generator=g)
     cpu = torch.sparse.sampled_addmm(mask, m1, m2, beta=0.5, alpha=1.5)
-    a = torch.sparse.sampled_addmm(mask.to("accel"), m1.to("accel"), m2.to("accel"), beta=0.5,
-                                   alpha=1.5)
+    a = torch.sparse.sampled_addmm(
+        mask.to("accel"), m1.to("accel"), m2.to("accel"), beta=0.5, alpha=1.5
+    )
     _same(a, cpu)
 
 
@@ -97,8 +98,9 @@ def test_csr_parts():
     torch.testing.assert_close(a.crow_indices().cpu(), s.crow_indices())
     torch.testing.assert_close(a.col_indices().cpu(), s.col_indices())
     torch.testing.assert_close(a.values().cpu(), s.values())
-    made = torch.sparse_csr_tensor(s.crow_indices().to("accel"), s.col_indices().to("accel"),
-                                   s.values().to("accel"), s.shape)
+    made = torch.sparse_csr_tensor(
+        s.crow_indices().to("accel"), s.col_indices().to("accel"), s.values().to("accel"), s.shape
+    )
     _same(made, s)
 
 

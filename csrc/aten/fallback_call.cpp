@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "aten/copy.h"
+
 namespace accel {
 namespace {
 
@@ -35,12 +37,6 @@ std::pair<int64_t, int64_t> byteRange(const at::Tensor& t) {
 
 bool viewable(const at::Tensor& t) {
   return t.layout() == at::kStrided && t.numel() > 0 && t.has_storage();
-}
-
-// The stored values, without the lazy conjugate and negative bits (a view).
-at::Tensor withoutLazyBits(const at::Tensor& t) {
-  at::Tensor v = t.is_conj() ? t.conj() : t;  // conj() of a conjugate view clears the bit
-  return v.is_neg() ? v._neg_view() : v;
 }
 
 // A CPU tensor over `storage` from element `offset` with `like`'s sizes, strides and dtype.
@@ -84,7 +80,7 @@ void viewStorages(std::vector<Slot>& slots) {
       Slot& s = slots[j];
       const int64_t offset = (byteRange(s.accel).first - begin) / s.accel.itemsize();
       s.cpu = cpuView(buffer.storage(), s.accel, offset);
-      s.cpu.copy_(withoutLazyBits(s.accel));
+      s.cpu.copy_(storedValues(s.accel));
       if (s.accel.is_conj()) s.cpu.unsafeGetTensorImpl()->_set_conj(true);
       if (s.accel.is_neg()) s.cpu.unsafeGetTensorImpl()->_set_neg(true);
       s.viewed = true;
@@ -114,17 +110,12 @@ c10::DispatchKeySet cpuKeys(const std::vector<Slot>& slots) {
   c10::DispatchKeySet keys(c10::DispatchKey::CPU);
   for (const Slot& s : slots) {
     switch (s.cpu.layout()) {
-      case at::kSparse:
-        keys = keys.add(c10::DispatchKey::SparseCPU);
-        break;
+      case at::kSparse: keys = keys.add(c10::DispatchKey::SparseCPU); break;
       case at::kSparseCsr:
       case at::kSparseCsc:
       case at::kSparseBsr:
-      case at::kSparseBsc:
-        keys = keys.add(c10::DispatchKey::SparseCsrCPU);
-        break;
-      default:
-        break;
+      case at::kSparseBsc: keys = keys.add(c10::DispatchKey::SparseCsrCPU); break;
+      default: break;
     }
   }
   return keys;
@@ -196,7 +187,7 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
     } else if (!s.viewed || !sameGeometry(s.cpu, s.accel)) {
       resized.push_back(&s);
     } else {
-      withoutLazyBits(s.accel).copy_(withoutLazyBits(s.cpu));
+      storedValues(s.accel).copy_(storedValues(s.cpu));
     }
   }
   for (const Slot* s : resized) copyBackResized(s->cpu, s->accel);

@@ -54,8 +54,8 @@ kernels::ElementwiseDesc orderedDesc(std::initializer_list<at::Tensor> ts) {
     bool merge = ndim > 0;
     k = 0;
     for (const at::Tensor& t : ts) {
-      merge = merge && t.stride(dim) * t.element_size() ==
-                           d.op[k].strides[ndim - 1] * d.sizes[ndim - 1];
+      merge = merge &&
+              t.stride(dim) * t.element_size() == d.op[k].strides[ndim - 1] * d.sizes[ndim - 1];
       ++k;
     }
     if (merge) {

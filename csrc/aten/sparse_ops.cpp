@@ -103,20 +103,19 @@ const bool g_sparse_routed = [] {
   const struct {
     c10::DispatchKey cpu, accel;
     torch::Library& library;
-  } routes[] = {{c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1, coo},
-                {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1,
-                 compressed}};
+  } routes[] = {
+      {c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1, coo},
+      {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1, compressed}};
   c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
   for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
     if (name.name.rfind("aten::", 0) != 0) continue;
     const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
     if (!op) continue;
-    const std::string schema = name.name.substr(6) +
-                               (name.overload_name.empty() ? "" : "." + name.overload_name);
+    const std::string schema =
+        name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
     for (const auto& r : routes) {
       if (op->hasKernelForDispatchKey(r.cpu) && !op->hasKernelForDispatchKey(r.accel)) {
-        r.library.impl(schema.c_str(),
-                       torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
+        r.library.impl(schema.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
       }
     }
   }

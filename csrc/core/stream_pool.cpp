@@ -61,9 +61,7 @@ c10::Stream makeStream(c10::DeviceIndex device, c10::StreamId id) {
 
 }  // namespace
 
-c10::Stream defaultStream(c10::DeviceIndex device) {
-  return makeStream(resolveDevice(device), 0);
-}
+c10::Stream defaultStream(c10::DeviceIndex device) { return makeStream(resolveDevice(device), 0); }
 
 c10::Stream currentStream(c10::DeviceIndex device) {
   device = resolveDevice(device);
