@@ -296,3 +296,64 @@ def test_grad_scaler_skips_step_on_inf_and_nan():
     assert proc.stdout.count("UNCHANGED True") == 2, proc.stdout
     assert proc.stdout.count("SCALE True") == 2, proc.stdout
     assert "STEPPED True" in proc.stdout, proc.stdout
+
+
+SURVIVAL = """
+import torch, torch_accel
+
+def train_step(device):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(10, 8), torch.nn.Flatten(),
+                                torch.nn.Linear(24, 16), torch.nn.GELU(),
+                                torch.nn.Linear(16, 3)).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    tokens = torch.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9], [0, 1, 2]], device=device)
+    labels = torch.tensor([0, 1, 2, 1], device=device)
+    losses = []
+    for _ in range(2):
+        loss = torch.nn.functional.cross_entropy(model(tokens), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().cpu() for p in model.parameters()]
+
+x = torch.arange(12.0, device='accel').view(4, 3)
+bad = {BAD!r}
+try:
+    eval(bad)
+    torch.accel.synchronize()
+    print('NO ERROR')
+except Exception as e:
+    print('TYPE', type(e).__name__)
+cpu_losses, cpu_params = train_step('cpu')
+losses, params = train_step('accel')
+torch.testing.assert_close(losses, cpu_losses, rtol=1e-5, atol=1e-6)
+for p, q in zip(params, cpu_params):
+    torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
+print('TRAINED', len(params))
+"""
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "torch.index_select(x, 0, torch.tensor([9], device='accel'))",
+        "torch.gather(x, 0, torch.tensor([[9, 0, 0]], device='accel'))",
+        "torch.nn.functional.embedding(torch.tensor([11], device='accel'), x)",
+        "torch.nn.functional.nll_loss(x.log_softmax(1), torch.tensor([0, 1, 7, 2], "
+        "device='accel'))",
+        "x[torch.tensor([5], device='accel')]",
+        "torch.masked_select(x, x > 4, out=x)",
+        "x.scatter_(0, torch.tensor([[6, 0, 0]], device='accel'), 1.0)",
+    ],
+)
+def test_one_bad_call_then_a_training_step_matches_cpu(bad):
+    """A bad index is a PyTorch error (raised at once, or at the next synchronize for an error
+    found inside a kernel), and the same process then trains exactly as the CPU does."""
+    proc = run_python(SURVIVAL.replace("{BAD!r}", repr(bad)))
+    assert proc.returncode == 0, f"crashed or diverged: {proc.stderr[-3000:]}"
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert "NO" not in lines, f"{bad}: no error raised"
+    assert lines["TYPE"] in ("IndexError", "RuntimeError", "AcceleratorError"), lines
+    assert lines["TRAINED"] == "5"

@@ -8,6 +8,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/addmm_meta_dispatch.h>
 #include <ATen/ops/addmv_meta_dispatch.h>
+#include <ATen/ops/addr_native.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bmm_meta_dispatch.h>
 #include <ATen/ops/empty.h>
@@ -268,7 +269,16 @@ struct Dot {
   }
 };
 
+// addr is ATen's composite (an outer product, scaled and added), which would write into an
+// out= on any device: the out= device rule first.
+at::Tensor& addrOut(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                    const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  checkOutDevice(out, forms::opDevice(self, vec1, vec2));
+  return at::native::math_addr_out(self, vec1, vec2, beta, alpha, out);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addr.out", addrOut);
   registerForms<Mm>(m, "mm", nullptr, "mm.out");
   registerForms<Bmm>(m, "bmm", nullptr, "bmm.out");
   registerForms<Addmm>(m, "addmm", "addmm_", "addmm.out");

@@ -18,6 +18,12 @@
 #include "kernels/copy.h"
 
 namespace accel {
+
+at::Tensor storedValues(const at::Tensor& t) {
+  at::Tensor v = t.is_conj() ? t.conj() : t;  // conj() of a conjugate view clears the bit
+  return v.is_neg() ? v._neg_view() : v;      // so does _neg_view() of a negative view
+}
+
 namespace {
 
 // The same elements reinterpreted as integers of the same size (complex128 as double pairs).
@@ -33,11 +39,6 @@ at::Tensor asBits(const at::Tensor& t) {
               ")");
 }
 
-// A view of the values as stored, without the lazy conjugate and negative bits.
-at::Tensor storedValues(const at::Tensor& t) {
-  at::Tensor v = t.is_conj() ? t.conj() : t;  // conj() of a conjugate view clears the bit
-  return v.is_neg() ? v._neg_view() : v;      // so does _neg_view() of a negative view
-}
 
 // Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
 bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {

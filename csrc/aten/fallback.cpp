@@ -1,6 +1,5 @@
 #include "aten/fallback.h"
 
-#include <ATen/native/CPUFallback.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -10,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "aten/fallback_call.h"
 #include "core/generator.h"
 #include "core/sync_point.h"
 
@@ -31,20 +31,29 @@ std::mutex g_mutex;
 std::map<std::string, FallbackStat> g_stats;
 std::set<std::string> g_warned;
 
-int64_t accelBytes(const c10::IValue& v) {
-  int64_t total = 0;
-  auto add = [&](const at::Tensor& t) {
-    if (t.defined() && t.is_privateuseone()) total += static_cast<int64_t>(t.nbytes());
+// Calls f on each accel tensor a (list) argument holds.
+template <class F>
+void forEachAccel(const c10::IValue& v, F f) {
+  auto see = [&](const at::Tensor& t) {
+    if (t.defined() && t.is_privateuseone()) f(t);
   };
   if (v.isTensor()) {
-    add(v.toTensor());
+    see(v.toTensor());
   } else if (v.isTensorList()) {
-    for (const at::Tensor& t : v.toTensorVector()) add(t);
+    for (const at::Tensor& t : v.toTensorVector()) see(t);
   } else if (v.isOptionalTensorList()) {
     for (const auto& t : v.toOptionalTensorVector()) {
-      if (t) add(*t);
+      if (t) see(*t);
     }
   }
+}
+
+int64_t accelBytes(const c10::IValue& v) {
+  int64_t total = 0;
+  forEachAccel(v, [&](const at::Tensor& t) {
+    // Strided tensors only: nbytes() refuses a sparse one.
+    if (t.layout() == at::kStrided) total += static_cast<int64_t>(t.nbytes());
+  });
   return total;
 }
 
@@ -68,18 +77,15 @@ void substituteGenerators(const c10::FunctionSchema& schema, torch::jit::Stack* 
 }
 
 // Factory ops (device="accel", no tensor inputs) run on the CPU and move their results here.
-bool redirectDeviceArgs(torch::jit::Stack* stack, size_t first, size_t n,
+void redirectDeviceArgs(torch::jit::Stack* stack, size_t first, size_t n,
                         std::optional<c10::Device>* target) {
-  bool redirected = false;
   for (size_t i = first; i < first + n; ++i) {
     c10::IValue& v = (*stack)[i];
     if (v.isDevice() && v.toDevice().is_privateuseone()) {
       *target = v.toDevice();
       v = c10::Device(c10::DeviceType::CPU);
-      redirected = true;
     }
   }
-  return redirected;
 }
 
 }  // namespace
@@ -115,14 +121,18 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   size_t first = stack->size() - nargs;
   int64_t bytes_in = 0;
   std::optional<c10::Device> device;
+  // The op's device: its first accel tensor argument's, else its first list's.
+  std::optional<c10::Device> list_device;
   for (size_t i = first; i < stack->size(); ++i) {
     const c10::IValue& v = (*stack)[i];
     bytes_in += accelBytes(v);
-    if (!device && v.isTensor() && v.toTensor().defined() && v.toTensor().is_privateuseone()) {
-      device = v.toTensor().device();
-    }
+    forEachAccel(v, [&](const at::Tensor& t) {
+      std::optional<c10::Device>& d = v.isTensor() ? device : list_device;
+      if (!d) d = t.device();
+    });
   }
-  bool factory = redirectDeviceArgs(stack, first, nargs, &device);
+  if (!device) device = list_device;
+  redirectDeviceArgs(stack, first, nargs, &device);
   c10::OptionalDeviceGuard guard(device);
   substituteGenerators(schema, stack, first, device ? device->index() : -1);
 
@@ -132,15 +142,7 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     // Its copies to and from the CPU wait for the device: one sync point for all of them.
     const std::string what = "aten::" + name + " (the CPU fallback: it copies to and from the CPU)";
     SyncPointScope sync(what.c_str());
-    at::native::cpu_fallback(op, stack);
-    if (factory) {
-      for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
-        c10::IValue& v = (*stack)[i];
-        if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
-          v = v.toTensor().to(*device);
-        }
-      }
-    }
+    runOnCpu(op, stack, device);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t bytes_out = 0;

@@ -25,8 +25,9 @@ at::Tensor Output::allocate(c10::IntArrayRef sizes, const at::TensorOptions& opt
     at::native::resize_output(t, sizes);
   }
   if (rule == DTypeRule::Exact) {
-    TORCH_CHECK(t.scalar_type() == result, "Expected out tensor to have dtype ", result,
-                ", but got ", t.scalar_type(), " instead");
+    // The structured ops' wording, dtypes as TypeMeta names ("float", "long int").
+    TORCH_CHECK(t.scalar_type() == result, "Expected out tensor to have dtype ",
+                c10::scalarTypeToTypeMeta(result), ", but got ", t.dtype(), " instead");
   } else {
     TORCH_CHECK(c10::canCast(result, t.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", t.scalar_type());

@@ -31,26 +31,46 @@ AccelGeneratorImpl* generatorFor(const std::optional<at::Generator>& gen, const 
 }
 
 // A descriptor over `self` (and the given extra operands) in logical element order, so the
-// numbers do not depend on memory layout.
+// numbers do not depend on memory layout. Size-1 dimensions are dropped and neighbours that
+// every operand walks as one are merged (the order is unchanged), so any number of
+// dimensions fits the kernels' kMaxDims unless more than that many stay distinct.
 kernels::ElementwiseDesc orderedDesc(std::initializer_list<at::Tensor> ts) {
   const at::Tensor& self = *ts.begin();
   kernels::ElementwiseDesc d;
-  const int ndim = static_cast<int>(self.dim());
-  TORCH_CHECK(ndim <= kernels::kMaxDims, "random ops support at most ", kernels::kMaxDims,
-              " dimensions");
-  d.ndim = ndim;
   d.numel = self.numel();
   d.noperands = static_cast<int>(ts.size());
-  for (int dim = 0; dim < ndim; ++dim) d.sizes[dim] = self.size(ndim - 1 - dim);
   int k = 0;
   for (const at::Tensor& t : ts) {
     d.op[k].data = static_cast<char*>(t.data_ptr());
     d.op[k].dtype = toKernelDType(t.scalar_type());
-    for (int dim = 0; dim < ndim; ++dim) {
-      d.op[k].strides[dim] = t.stride(ndim - 1 - dim) * t.element_size();
-    }
     ++k;
   }
+  int ndim = 0;  // dims kept so far, innermost first
+  for (int64_t dim = self.dim() - 1; dim >= 0; --dim) {
+    const int64_t size = self.size(dim);
+    if (size == 1) continue;
+    // This dim is outside the last kept one: merge when each operand steps over it as over
+    // `size` more of that one.
+    bool merge = ndim > 0;
+    k = 0;
+    for (const at::Tensor& t : ts) {
+      merge = merge &&
+              t.stride(dim) * t.element_size() == d.op[k].strides[ndim - 1] * d.sizes[ndim - 1];
+      ++k;
+    }
+    if (merge) {
+      d.sizes[ndim - 1] *= size;
+      continue;
+    }
+    TORCH_CHECK(ndim < kernels::kMaxDims, "random ops support at most ", kernels::kMaxDims,
+                " dimensions that cannot be merged; got a tensor of sizes ", self.sizes(),
+                " and strides ", self.strides());
+    d.sizes[ndim] = size;
+    k = 0;
+    for (const at::Tensor& t : ts) d.op[k++].strides[ndim] = t.stride(dim) * t.element_size();
+    ++ndim;
+  }
+  d.ndim = ndim;
   return d;
 }
 

@@ -133,6 +133,23 @@ c10::ScalarType sumDType(const Tensor& self, std::optional<c10::ScalarType> dtyp
   return at::native::get_dtype_from_self(self, dtype, true);
 }
 
+// CPU sums (and multiplies) the input cast to the dtype it accumulates in. The kernels
+// convert each element as they read it, which is the same cast, except into bool (x != 0,
+// not through an integer): that input is cast first.
+Tensor castForReduce(const Tensor& self, c10::ScalarType dtype) {
+  return dtype == at::kBool && self.scalar_type() != at::kBool ? self.ne(0) : self;
+}
+
+// std, var and mean compute an out= result in the out tensor's dtype, which `result` (the
+// dtype they would give) must cast to, as on CPU; without out=, in `result`.
+c10::ScalarType castableOutDType(const Output& out, c10::ScalarType result) {
+  if (!out.isGiven()) return result;
+  const c10::ScalarType t = out.tensor().scalar_type();
+  TORCH_CHECK(c10::canCast(result, t), "result type ", result,
+              " can't be cast to the desired output type ", t);
+  return t;
+}
+
 bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
@@ -148,7 +165,8 @@ struct Sum {
                         std::optional<c10::ScalarType> dtype, const Output& out) {
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
     Tensor result = reduceResult(out, self, mask, keepdim, sumDType(self, dtype, out));
-    launchReduce(ReduceOp::Sum, self, mask, keepdim, result, {});
+    launchReduce(ReduceOp::Sum, castForReduce(self, result.scalar_type()), mask, keepdim, result,
+                 {});
     return out.finish(result);
   }
 };
@@ -169,13 +187,12 @@ struct Mean {
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
-    const c10::ScalarType out_dtype =
-        dtype ? *dtype : (out.isGiven() ? out.tensor().scalar_type() : self.scalar_type());
     TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()) ||
                     dtype.has_value(),
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
                 "point or complex dtype. Got: ",
                 self.scalar_type());
+    const c10::ScalarType out_dtype = dtype ? *dtype : castableOutDType(out, self.scalar_type());
     TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
                 "mean(): could not infer output dtype. Optional dtype must be either a floating "
                 "point or complex dtype. Got: ",
@@ -206,7 +223,8 @@ struct Prod {
                         std::optional<c10::ScalarType> dtype, const Output& out) {
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
     Tensor result = reduceResult(out, self, mask, keepdim, sumDType(self, dtype, out));
-    launchReduce(ReduceOp::Prod, self, mask, keepdim, result, {});
+    launchReduce(ReduceOp::Prod, castForReduce(self, result.scalar_type()), mask, keepdim, result,
+                 {});
     return out.finish(result);
   }
 };
@@ -218,7 +236,8 @@ struct ProdFull {
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     const DimMask mask = at::native::make_dim_mask(std::nullopt, self.dim());
     Tensor result = reduceResult(Output(), self, mask, false, sumDType(self, dtype, Output()));
-    launchReduce(ReduceOp::Prod, self, mask, false, result, {});
+    launchReduce(ReduceOp::Prod, castForReduce(self, result.scalar_type()), mask, false, result,
+                 {});
     return result;
   }
 };
@@ -344,7 +363,7 @@ struct Var {
                         const Output& out) {
     const c10::ScalarType t = checkVarInput(self, Std ? "std" : "var");
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
-    Tensor result = reduceResult(out, self, mask, keepdim, t);
+    Tensor result = reduceResult(out, self, mask, keepdim, castableOutDType(out, t));
     launchReduce(ReduceOp::Var, self, mask, keepdim, result, {}, varParams(correction, Std));
     return out.finish(result);
   }
@@ -383,8 +402,8 @@ struct VectorNorm {
     TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
                 "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                 t);
-    const c10::ScalarType out_dtype =
-        dtype ? *dtype : (out.isGiven() ? out.tensor().scalar_type() : t);
+    // As CPU's meta function: the real type of `dtype` or self's; an out= must have it.
+    const c10::ScalarType out_dtype = c10::toRealValueType(dtype.value_or(t));
     const double p = ord.toDouble();
     const DimMask mask = at::native::make_dim_mask(dim, self.dim(), /*allow_empty_dims=*/true);
     if (self.numel() == 0 && p < 0) {

@@ -12,9 +12,7 @@ namespace {
 constexpr c10::DispatchKeySet kAccelKeys(c10::DispatchKey::PrivateUse1);
 
 c10::DeviceIndex targetDevice(std::optional<c10::Device> device) {
-  c10::DeviceIndex index = device && device->has_index() ? device->index() : currentDevice();
-  checkDeviceIndex(index);
-  return index;
+  return resolveDevice(device ? device->index() : -1);
 }
 
 at::Tensor empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,

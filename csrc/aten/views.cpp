@@ -9,6 +9,7 @@
 #include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/strides.h>
 #include <torch/library.h>
 
 #include "core/device_allocator.h"
@@ -44,6 +45,9 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
 at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset,
                         c10::IntArrayRef size, c10::IntArrayRef stride) {
   at::native::checkSetStorage(self, source, storage_offset, size, stride);
+  // No stride given (set_(storage, offset, size)): contiguous, as CPU's set_.
+  const c10::DimVector contiguous = c10::contiguous_strides(size);
+  if (stride.data() == nullptr) stride = contiguous;
   self.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride, storage_offset);
   size_t nbytes = at::detail::computeStorageNbytes(size, stride, self.itemsize(), storage_offset);
   if (self.numel() > 0) ensureStorageBytes(self, nbytes);

@@ -40,10 +40,7 @@ c10::DeviceIndex deviceCount() {
 
 c10::DeviceIndex currentDevice() { return t_current_device; }
 
-void setCurrentDevice(c10::DeviceIndex index) {
-  checkDeviceIndex(index);
-  t_current_device = index;
-}
+void setCurrentDevice(c10::DeviceIndex index) { t_current_device = resolveDevice(index); }
 
 void checkDeviceIndex(c10::DeviceIndex index) {
   if (C10_LIKELY(index >= 0 && index < deviceCount())) return;
@@ -52,6 +49,12 @@ void checkDeviceIndex(c10::DeviceIndex index) {
       c10::str("Invalid device index accel:", static_cast<int>(index), ": this process has ",
                static_cast<int>(deviceCount()), " accel device(s) (driver '", rt::driver().name(),
                "'); valid indices are 0 to ", static_cast<int>(deviceCount()) - 1, "."));
+}
+
+c10::DeviceIndex resolveDevice(c10::DeviceIndex index) {
+  if (index == -1) return t_current_device;
+  checkDeviceIndex(index);
+  return index;
 }
 
 void checkNotForked() {

@@ -111,7 +111,7 @@ struct AccelDeviceAllocator final : c10::DeviceAllocator {
     deviceCachingAllocator(device).resetPeakStats();
   }
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
-    checkDeviceIndex(device);
+    device = resolveDevice(device);
     size_t free_bytes = 0, total = 0;
     ACCEL_RT_CHECK(rt::driver().memGetInfo(device, &free_bytes, &total), device);
     return {free_bytes, total};
@@ -130,8 +130,7 @@ alloc::CachingAllocator& deviceCachingAllocator(c10::DeviceIndex device) {
       v.push_back(std::make_unique<alloc::CachingAllocator>(rt::driver(), i));
     return v;
   }();
-  checkDeviceIndex(device);
-  return *allocators[device];
+  return *allocators[resolveDevice(device)];
 }
 
 c10::DeviceAllocator* deviceAllocator() { return &g_allocator; }

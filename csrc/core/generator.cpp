@@ -99,15 +99,11 @@ const at::Generator& defaultGenerator(c10::DeviceIndex device) {
       gens.push_back(at::make_generator<AccelGeneratorImpl>(i));
     }
   });
-  if (device < 0) device = currentDevice();
-  checkDeviceIndex(device);
-  return gens[device];
+  return gens[resolveDevice(device)];
 }
 
 at::Generator newGenerator(c10::DeviceIndex device) {
-  if (device < 0) device = currentDevice();
-  checkDeviceIndex(device);
-  return at::make_generator<AccelGeneratorImpl>(device);
+  return at::make_generator<AccelGeneratorImpl>(resolveDevice(device));
 }
 
 }  // namespace accel

@@ -112,7 +112,8 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
     hostSyncPoint("torch.accelerator.synchronize()", SyncKind::DeviceSynchronize);
-    ACCEL_RT_CHECK(rt::driver().deviceSynchronize(device_index), device_index);
+    const c10::DeviceIndex device = resolveDevice(device_index);
+    ACCEL_RT_CHECK(rt::driver().deviceSynchronize(device), device);
   }
   // No `override`: torch 2.11 has no such virtual; from the torch that has it, this overrides.
   bool isStreamCapturing(const c10::Stream& stream) const {
@@ -122,7 +123,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   // torch.accelerator.get_device_capability: every dtype but the quantized ones (accel has
   // no quantized tensors).
   c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
-    checkDeviceIndex(d.index());
+    resolveDevice(d.index());
     c10::DeviceCapability cap;
     auto& types = cap.capability_data.supported_scalar_types;
     types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = 0;

@@ -61,13 +61,10 @@ c10::Stream makeStream(c10::DeviceIndex device, c10::StreamId id) {
 
 }  // namespace
 
-c10::Stream defaultStream(c10::DeviceIndex device) {
-  checkDeviceIndex(device);
-  return makeStream(device, 0);
-}
+c10::Stream defaultStream(c10::DeviceIndex device) { return makeStream(resolveDevice(device), 0); }
 
 c10::Stream currentStream(c10::DeviceIndex device) {
-  checkDeviceIndex(device);
+  device = resolveDevice(device);
   return makeStream(device, currentId(device));
 }
 
@@ -79,12 +76,14 @@ void setCurrentStream(const c10::Stream& stream) {
 }
 
 c10::Stream streamFromPool(c10::DeviceIndex device, bool high_priority) {
+  device = resolveDevice(device);
   DevicePool& p = pool(device);
   uint32_t slot = p.next[high_priority].fetch_add(1) % kStreamsPerPool;
   return makeStream(device, 1 + slot + (high_priority ? kHighBase : 0));
 }
 
 c10::Stream externalStream(c10::DeviceIndex device, void* native) {
+  device = resolveDevice(device);
   DevicePool& p = pool(device);
   std::lock_guard<std::mutex> lock(p.external_mu);
   for (size_t i = 0; i < p.external.size(); ++i) {

@@ -24,7 +24,7 @@ namespace accel {
 namespace {
 
 py::dict deviceProperties(c10::DeviceIndex device) {
-  checkDeviceIndex(device);
+  device = resolveDevice(device);
   rt::DeviceProperties p;
   ACCEL_RT_CHECK(rt::driver().getDeviceProperties(device, &p), device);
   py::dict d;
@@ -110,10 +110,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_count", [] { return static_cast<int>(deviceCount()); });
   m.def("_current_device", [] { return static_cast<int>(currentDevice()); });
   m.def("_set_device", [](int d) { setCurrentDevice(static_cast<c10::DeviceIndex>(d)); });
-  m.def("_check_device", [](int d) { checkDeviceIndex(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_check_device", [](int d) { return resolveDevice(static_cast<c10::DeviceIndex>(d)); });
   m.def("_is_in_bad_fork", &rt::inBadFork);
   m.def("_synchronize", [](int d) {
-    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    d = resolveDevice(static_cast<c10::DeviceIndex>(d));
     hostSyncPoint("torch.accel.synchronize()", SyncKind::DeviceSynchronize);
     py::gil_scoped_release no_gil;
     ACCEL_RT_CHECK(rt::driver().deviceSynchronize(d), d);
@@ -121,7 +121,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_properties",
         [](int d) { return deviceProperties(static_cast<c10::DeviceIndex>(d)); });
   m.def("_mem_get_info", [](int d) {
-    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    d = resolveDevice(static_cast<c10::DeviceIndex>(d));
     size_t free_bytes = 0, total = 0;
     ACCEL_RT_CHECK(rt::driver().memGetInfo(d, &free_bytes, &total), d);
     return py::make_tuple(free_bytes, total);
@@ -150,7 +150,7 @@ PYBIND11_MODULE(_C, m) {
     return reinterpret_cast<uintptr_t>(rt::driver().nativeStream(runtimeStream(s)));
   });
   m.def("_utilization", [](int d) {
-    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
+    d = resolveDevice(static_cast<c10::DeviceIndex>(d));
     int percent = 0;
     const rt::Error err = rt::driver().deviceUtilization(d, &percent);
     if (err == rt::Error::NotSupported) return -1;  // the Python side asks NVML
@@ -158,8 +158,8 @@ PYBIND11_MODULE(_C, m) {
     return percent;
   });
   m.def("_can_device_access_peer", [](int d, int peer) {
-    checkDeviceIndex(static_cast<c10::DeviceIndex>(d));
-    checkDeviceIndex(static_cast<c10::DeviceIndex>(peer));
+    d = resolveDevice(static_cast<c10::DeviceIndex>(d));
+    peer = resolveDevice(static_cast<c10::DeviceIndex>(peer));
     bool can = false;
     ACCEL_RT_CHECK(rt::driver().deviceCanAccessPeer(d, peer, &can), d);
     return can;
@@ -181,8 +181,7 @@ PYBIND11_MODULE(_C, m) {
   });
   // caching_allocator_alloc / _delete: raw blocks, addresses as integers.
   m.def("_raw_alloc", [](size_t size, int64_t stream_id, int d) {
-    const auto device = static_cast<c10::DeviceIndex>(d);
-    checkDeviceIndex(device);
+    const c10::DeviceIndex device = resolveDevice(static_cast<c10::DeviceIndex>(d));
     c10::Stream stream = c10::Stream::unpack3(stream_id, device, c10::DeviceType::PrivateUse1);
     try {
       return reinterpret_cast<uintptr_t>(

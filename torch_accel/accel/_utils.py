@@ -7,7 +7,7 @@ from .. import _C
 
 def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -> int:
     """The accel device index of ``device`` (int, str or torch.device); the current device
-    when it names none and ``optional`` is set."""
+    when it names none and ``optional`` is set, or when it is -1."""
     if isinstance(device, str):
         device = torch.device(device)
     if isinstance(device, torch.device):
@@ -22,5 +22,4 @@ def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -
         if not optional:
             raise ValueError(f"Expected an accel device with a specified index, got: {device}")
         return _C._current_device()
-    _C._check_device(int(index))
-    return int(index)
+    return _C._check_device(int(index))  # -1 is the current device
