@@ -135,8 +135,11 @@ gpu-check:
 clean:
 	rm -rf build *.egg-info torch_accel/*.so
 
-# The full OpInfo sweep (torch_accel/devtools/coverage.py; all samples, float32 and bfloat16):
-# docs/op_coverage.{json,md}.
+# The full OpInfo sweep (torch_accel/devtools/coverage.py; all samples, float32, bfloat16,
+# float16, complex64, int64): docs/op_coverage.{json,md}; then TestCommon's checks on every op
+# and sample (tests/test_opinfo.py, TORCH_ACCEL_CONFORMANCE=full), held to
+# tests/conformance_expected_failures.txt.
 .PHONY: coverage
 coverage: build
 	$(PY) -m torch_accel coverage --out docs/
+	TORCH_ACCEL_CONFORMANCE=full $(PY) -m pytest -q -p no:cacheprovider tests/test_opinfo.py -k test_conformance

@@ -14,6 +14,13 @@ instantiate_device_type_tests (which does support PrivateUse1): each op x dtype 
 status, with the fallback counted around the call, computed by the same code that writes
 the manifest, and in a worker process, so that an op that segfaults is a "fail" rather than
 the end of the session.
+
+The second half runs what PyTorch's TestCommon checks (torch_accel/devtools/conformance.py:
+compare, noncontiguous, out=, variants, error_inputs) in float32, bfloat16, float16,
+complex64, int64 and bool. CI runs a stratified slice (every CONFORMANCE_STRIDE-th op, one
+sample each); TORCH_ACCEL_CONFORMANCE=full (`make coverage`) runs every op and sample, and
+then also fails on a listed failure that no longer fails. A failure must be listed, with its
+reason, in tests/conformance_expected_failures.txt, or the test fails.
 """
 
 import json
@@ -23,7 +30,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from torch_accel.devtools import coverage
+from torch_accel.devtools import conformance, coverage
 
 FAST_SAMPLES = 2
 DTYPES = [torch.float32, torch.bfloat16]
@@ -126,3 +133,167 @@ def test_to_cpu_copies_and_redirects_devices():
     torch.testing.assert_close(s.input, a.cpu())
     assert s.args[0][0].device.type == "cpu"
     assert s.kwargs == {"device": "cpu", "d": torch.device("cpu")}
+
+
+# --- TestCommon's checks ------------------------------------------------------------------
+
+CONFORMANCE_FULL = os.environ.get("TORCH_ACCEL_CONFORMANCE") == "full"
+CONFORMANCE_STRIDE = 8
+EXPECTED_FAILURES_PATH = os.path.join(ROOT, "tests", "conformance_expected_failures.txt")
+
+
+def load_expected_failures(path: str) -> dict:
+    """{(check, op key or "*", dtype or "*"): reason} from the list's lines
+    "check op dtype reason..." ("#" starts a comment line)."""
+    out = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = line.split(None, 3)
+            assert len(parts) == 4 and parts[3].strip(), f"{path}:{n}: no reason given"
+            check, key, d, reason = parts
+            assert check in conformance.CHECKS, f"{path}:{n}: unknown check {check!r}"
+            assert (check, key, d) not in out, f"{path}:{n}: listed twice"
+            out[(check, key, d)] = reason.strip()
+    return out
+
+
+EXPECTED_FAILURES = load_expected_failures(EXPECTED_FAILURES_PATH)
+CONFORMANCE_OPS = (
+    OPS if CONFORMANCE_FULL else sorted(OPS, key=coverage.op_key)[::CONFORMANCE_STRIDE]
+)
+
+
+def expected_failure(check: str, key: str, d: str) -> str | None:
+    for k in ((check, key, d), (check, key, "*"), (check, "*", d)):
+        if k in EXPECTED_FAILURES:
+            return EXPECTED_FAILURES[k]
+    return None
+
+
+@pytest.fixture(scope="module")
+def conformance_results():
+    keys = {coverage.op_key(op) for op in CONFORMANCE_OPS}
+    samples = 0 if CONFORMANCE_FULL else 1
+    return coverage.sweep(conformance.DTYPES, samples, task="conformance", keys=keys)[0]
+
+
+@pytest.mark.parametrize("check", conformance.CHECKS)
+@pytest.mark.parametrize("dtype", conformance.DTYPES, ids=coverage.dtype_name)
+@pytest.mark.parametrize("op", CONFORMANCE_OPS, ids=coverage.op_key)
+def test_conformance(op, dtype, check, conformance_results):
+    key, d = coverage.op_key(op), coverage.dtype_name(dtype)
+    r = conformance_results[key][d][check]
+    why = expected_failure(check, key, d)
+    if r["status"] == "fail":
+        if why:
+            pytest.xfail(f"{why} [{r['error']}]")
+        pytest.fail(f"{check} {key} {d}: {r['error']}")
+    if why and CONFORMANCE_FULL:
+        pytest.fail(f"listed as failing ({why}) but passes: remove its line from the list")
+    if r["status"] == "skip":
+        pytest.skip(r["error"])
+
+
+def test_expected_failures_name_real_ops():
+    keys = {coverage.op_key(op) for op in OPS}
+    names = {coverage.dtype_name(d) for d in conformance.DTYPES}
+    for _check, key, d in EXPECTED_FAILURES:
+        assert key == "*" or key in keys, f"{key}: not an op_db op"
+        assert d == "*" or d in names, f"{d}: not a checked dtype"
+
+
+def _one_check(monkeypatch, key, check, wrong):
+    """conformance's result for op ``key`` whose accel call is replaced by ``wrong``."""
+    op = next(op for op in OPS if coverage.op_key(op) == key)
+    monkeypatch.setattr(op, "op", wrong(op.op))
+    return conformance.check_conformance(op, torch.float32, 1, checks=(check,))[check]
+
+
+def test_conformance_catches_a_noncontiguous_bug(monkeypatch):
+    def wrong(real):
+        def f(a, *args, **kw):
+            r = real(a, *args, **kw)
+            return r + 1 if a.device.type == coverage.DEVICE and not a.is_contiguous() else r
+
+        return f
+
+    r = _one_check(monkeypatch, "abs", "noncontiguous", wrong)
+    assert r["status"] == "fail" and "not close" in r["error"], r
+
+
+def test_conformance_catches_an_accepted_cpu_out(monkeypatch):
+    # An out= on the wrong device that is written to instead of refused.
+    def wrong(real):
+        def f(a, *args, out=None, **kw):
+            if out is None or out.device == a.device:
+                return real(a, *args, out=out, **kw)
+            return out.copy_(real(a, *args, **kw).to(out.device))
+
+        return f
+
+    r = _one_check(monkeypatch, "abs", "out", wrong)
+    assert r["status"] == "fail" and "CPU out=" in r["error"], r
+
+
+def test_conformance_catches_a_missing_resize_warning(monkeypatch):
+    def wrong(real):
+        def f(a, *args, out=None, **kw):
+            if out is None or a.device.type != coverage.DEVICE:
+                return real(a, *args, out=out, **kw)
+            r = real(a, *args, **kw)
+            return out.resize_(r.shape).copy_(r)
+
+        return f
+
+    r = _one_check(monkeypatch, "abs", "out", wrong)
+    assert r["status"] == "fail" and "resize warning" in r["error"], r
+
+
+def test_conformance_catches_an_inplace_resize(monkeypatch):
+    # addmm_ into a self that broadcasts must raise, as on CPU; resizing self instead fails.
+    op = next(op for op in OPS if coverage.op_key(op) == "addmm")
+    real = op.inplace_variant
+
+    def resizing(s, *args, **kw):
+        if s.device.type == coverage.DEVICE:
+            return s.resize_(torch.addmm(s, *args, **kw).shape).copy_(torch.addmm(s, *args, **kw))
+        return real(s, *args, **kw)
+
+    monkeypatch.setattr(op, "inplace_variant", resizing)
+    samples = list(op.sample_inputs(coverage.DEVICE, torch.float32))
+    assert any(s.broadcasts_input for s in samples)
+    r = conformance.check_conformance(op, torch.float32, 0, checks=("variants",))["variants"]
+    assert r["status"] == "fail" and "CPU raises RuntimeError" in r["error"], r
+
+
+def test_conformance_catches_a_wrong_error_type(monkeypatch):
+    op = next(
+        op for op in OPS if op.error_inputs_func is not None and coverage.op_key(op) == "take"
+    )
+    real = op.op
+
+    def wrong(a, *args, **kw):
+        try:
+            return real(a, *args, **kw)
+        except RuntimeError as e:
+            if a.device.type == coverage.DEVICE:
+                raise ValueError(str(e)) from None
+            raise
+
+    monkeypatch.setattr(op, "op", wrong)
+    r = conformance.check_conformance(op, torch.float32, 0, checks=("errors",))["errors"]
+    assert r["status"] == "fail" and "error input" in r["error"], r
+
+
+def test_upstream_markers_are_read():
+    # op_db marks some TestCommon tests as failing for every device; those checks are skips
+    # that name the marker.
+    marked = [
+        (coverage.op_key(op), c)
+        for op in OPS
+        for c in conformance.CHECKS
+        if conformance.upstream_marker(op, c, torch.float32)
+    ]
+    assert marked, "no op_db marker found: the DecorateInfo lookup is broken"

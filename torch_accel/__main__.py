@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     trace.set_defaults(func=_trace)
     cov = sub.add_parser("coverage", help="OpInfo sweep, accel vs CPU, into a manifest")
     cov.add_argument("--samples", type=int, default=0, help="samples per op (0: all)")
-    cov.add_argument("--dtypes", default="float32,bfloat16")
+    cov.add_argument("--dtypes", default="float32,bfloat16,float16,complex64,int64")
     cov.add_argument("--ops", default="", help="comma-separated op names (default: all)")
     cov.add_argument("--out", default="docs/", help="folder for op_coverage.{json,md}")
     cov.add_argument("-v", "--verbose", action="store_true", help="print each op x dtype")

@@ -8,8 +8,10 @@ Every op x dtype gets one status:
 
 ``check_op()`` is shared by ``python -m torch_accel coverage`` (``sweep()``, which writes
 docs/op_coverage.{json,md}) and tests/test_opinfo.py (a fast slice, plus a regression check
-against the checked-in manifest). Ops that need CUDA or are complex-only have no CPU
-float32/bfloat16 support and come out as "skip". One op cannot take the sweep down: exceptions
+against the checked-in manifest), and by devtools/conformance.py for its "compare" check.
+An op x dtype CPU does not support (CUDA-only ops, complex-only ops in float32) comes out as
+"skip". The manifest covers float32, bfloat16, float16, complex64 and int64. One op cannot
+take the sweep down: exceptions
 are caught, a Python-level hang is cut by a per-sample alarm, and sweep() runs the ops in a
 worker process that is replaced when an op crashes it.
 """
@@ -108,12 +110,17 @@ def considered_ops(names=None) -> list:
 def to_cpu(sample):
     """A CPU copy of an OpInfo SampleInput made on accel: tensors copied (strides kept for
     dense layouts) and device arguments of factory functions pointed at the CPU. The copy
-    shares no memory with the original, so an in-place op on one leaves the other intact."""
+    shares no memory with the original, so an in-place op on one leaves the other intact; a
+    tensor passed twice (as out= of its own input) is one tensor in the copy too."""
     from torch.testing._internal.opinfo.core import SampleInput
+
+    copies = {}
 
     def move(x):
         if isinstance(x, torch.Tensor):
-            return x.detach().to("cpu", copy=True)
+            if id(x) not in copies:
+                copies[id(x)] = x.detach().to("cpu", copy=True)
+            return copies[id(x)]
         if isinstance(x, torch.device) and x.type == DEVICE:
             return torch.device("cpu")
         if isinstance(x, str) and (x == DEVICE or x.startswith(DEVICE + ":")):
@@ -194,7 +201,10 @@ def _compare(actual, expected, dtype: torch.dtype, device: str) -> None:
                 raise AssertionError(f"got {type(a).__name__}, CPU gave a tensor")
             if a.device.type != device:
                 raise AssertionError(f"output on {a.device}, expected {device}")
-            tol = _tolerance(e.dtype if e.is_floating_point() else dtype)
+            # complex: the tolerance of its real type, as torch.testing's defaults.
+            tol = _tolerance(
+                e.dtype.to_real() if e.is_complex() else e.dtype if e.is_floating_point() else dtype
+            )
             torch.testing.assert_close(a.cpu(), e, equal_nan=True, **tol)
         elif isinstance(e, float) and isinstance(a, float):
             if not (
@@ -273,33 +283,44 @@ def _describe(e: Exception, sample: int) -> str:
 
 
 def sweep(
-    dtypes, max_samples: int = 0, names="", progress: bool = False, item_timeout_s: int = 900
+    dtypes,
+    max_samples: int = 0,
+    names="",
+    progress: bool = False,
+    item_timeout_s: int = 900,
+    task: str = "compare",
+    keys=None,
 ):
-    """{op_key: {dtype_name: check_op result}} for every considered op, and the seconds.
+    """{op_key: {dtype_name: result}} for every considered op (or the op keys ``keys``), and
+    the seconds. ``task`` "compare": check_op's result; "conformance":
+    conformance.check_conformance's {check: result}.
 
     The ops run in a worker process, so an op that crashes the interpreter (a segfault)
     or hangs in native code is recorded as "fail" and the sweep goes on in a new worker."""
     wanted = {n.strip() for n in names.split(",") if n.strip()} if names else None
     start = time.monotonic()
-    pending = [(op_key(op), dtype_name(d)) for op in considered_ops(wanted) for d in dtypes]
+    ops = [op for op in considered_ops(wanted) if keys is None or op_key(op) in keys]
+    pending = [(op_key(op), dtype_name(d)) for op in ops for d in dtypes]
     results: dict = {}
     while pending:
-        running, finished = _run_worker(pending, max_samples, item_timeout_s, results, progress)
+        running, finished = _run_worker(
+            pending, max_samples, item_timeout_s, results, progress, task
+        )
         if running:  # the worker died or hung in it
             key, d = running
-            results.setdefault(key, {})[d] = {
-                "status": "fail",
-                "samples": 0,
-                "fallback": {},
-                "error": finished,
-            }
+            crashed = {"status": "fail", "samples": 0, "fallback": {}, "error": finished}
+            if task == "conformance":
+                from torch_accel.devtools import conformance
+
+                crashed = {c: dict(crashed) for c in conformance.CHECKS}
+            results.setdefault(key, {})[d] = crashed
             if progress:
                 print(f"{key:45s} {d:9s} fail     {finished}", flush=True)
         pending = [(k, d) for k, d in pending if d not in results.get(k, {})]
     return results, time.monotonic() - start
 
 
-def _run_worker(items, max_samples, item_timeout_s, results, progress):
+def _run_worker(items, max_samples, item_timeout_s, results, progress, task="compare"):
     """Runs ``items`` in one worker process, filling ``results``. Returns (the item it was
     running when it died or hung, why) or (None, "")."""
     proc = subprocess.Popen(
@@ -308,7 +329,7 @@ def _run_worker(items, max_samples, item_timeout_s, results, progress):
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    proc.stdin.write(json.dumps({"items": items, "samples": max_samples}).encode())
+    proc.stdin.write(json.dumps({"items": items, "samples": max_samples, "task": task}).encode())
     proc.stdin.close()
     running, buf, fd = None, b"", proc.stdout.fileno()
     try:
@@ -329,10 +350,7 @@ def _run_worker(items, max_samples, item_timeout_s, results, progress):
                     running = None
                     results.setdefault(msg["key"], {})[msg["dtype"]] = r = msg["result"]
                     if progress:
-                        print(
-                            f"{msg['key']:45s} {msg['dtype']:9s} {r['status']:8s} {r['error']}",
-                            flush=True,
-                        )
+                        print(f"{msg['key']:45s} {msg['dtype']:9s} {_brief(r)}", flush=True)
     finally:
         rc = proc.wait()
     return running, f"the process died (exit status {rc})"
@@ -345,32 +363,59 @@ def _worker():
     warnings.simplefilter("ignore")  # the samples' own warnings say nothing about accel
     job = json.load(sys.stdin)
     ops = {op_key(op): op for op in considered_ops()}
+    check = check_op
+    if job.get("task") == "conformance":
+        from torch_accel.devtools.conformance import check_conformance as check
     for key, d in job["items"]:
         print(json.dumps({"key": key, "dtype": d}), flush=True)
-        result = check_op(ops[key], parse_dtype(d), job["samples"])
+        result = check(ops[key], parse_dtype(d), job["samples"])
         print(json.dumps({"key": key, "dtype": d, "result": result}), flush=True)
+
+
+def _brief(r: dict) -> str:
+    """One progress line's status: check_op's, or each conformance check's."""
+    if "status" in r:
+        return f"{r['status']:8s} {r['error']}"
+    return " ".join(f"{c}={v['status']}" for c, v in r.items())
 
 
 def _percent(n: int, total: int) -> float:
     return round(100.0 * n / total, 1) if total else 0.0
 
 
+def elementwise_keys() -> set:
+    """The elementwise ops (unary and binary ufuncs, comparisons among them): the part of
+    op_db that issue 12 wants native in complex64 too."""
+    from torch.testing._internal.opinfo.core import BinaryUfuncInfo, UnaryUfuncInfo
+
+    return {
+        op_key(op) for op in considered_ops() if isinstance(op, (UnaryUfuncInfo, BinaryUfuncInfo))
+    }
+
+
 def totals(results: dict) -> dict:
     """Per dtype: the count of each status, and % passing / % native of considered ops
-    (considered = not skipped)."""
+    (considered = not skipped), and % native of the considered elementwise ops."""
     out = {}
     dtypes = sorted({d for row in results.values() for d in row})
+    elementwise = elementwise_keys()
     for d in dtypes:
         counts = {s: 0 for s in STATUSES}
-        for row in results.values():
+        ew = {s: 0 for s in STATUSES}
+        for key, row in results.items():
             if d in row:
                 counts[row[d]["status"]] += 1
+                if key in elementwise:
+                    ew[row[d]["status"]] += 1
         considered = counts["native"] + counts["fallback"] + counts["fail"]
         out[d] = dict(
             counts,
             considered=considered,
             passing_pct=_percent(counts["native"] + counts["fallback"], considered),
             native_pct=_percent(counts["native"], considered),
+            elementwise_native_pct=_percent(
+                ew["native"], ew["native"] + ew["fallback"] + ew["fail"]
+            ),
         )
     return out
 
@@ -394,8 +439,8 @@ def write_report(results: dict, out_dir: str, max_samples: int, seconds: float) 
     dtypes = list(tot)
     summary = "\n".join(
         f"{d}: {t['passing_pct']}% passing ({t['native']} native + {t['fallback']} fallback), "
-        f"{t['native_pct']}% native, {t['fail']} fail of {t['considered']} considered "
-        f"({t['skip']} skipped)"
+        f"{t['native_pct']}% native ({t['elementwise_native_pct']}% of elementwise ops), "
+        f"{t['fail']} fail of {t['considered']} considered ({t['skip']} skipped)"
         for d, t in tot.items()
     )
     lines = [
@@ -410,15 +455,16 @@ def write_report(results: dict, out_dir: str, max_samples: int, seconds: float) 
         "",
         "**native**: matches CPU with no CPU fallback; **fallback**: matches CPU through the "
         "counted CPU fallback; **fail**: error or mismatch on accel; **skip**: CPU does not "
-        "run it. Percentages are of considered (not skipped) ops.",
+        "run it. Percentages are of considered (not skipped) ops; % native elementwise is of "
+        "the considered unary and binary ufuncs (comparisons among them).",
         "",
-        "| dtype | native | fallback | fail | skip | % passing | % native |",
-        "|---|---|---|---|---|---|---|",
+        "| dtype | native | fallback | fail | skip | % passing | % native | % native elementwise |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for d, t in tot.items():
         lines.append(
             f"| {d} | {t['native']} | {t['fallback']} | {t['fail']} | {t['skip']} "
-            f"| {t['passing_pct']} | {t['native_pct']} |"
+            f"| {t['passing_pct']} | {t['native_pct']} | {t['elementwise_native_pct']} |"
         )
     lines += ["", "| op | " + " | ".join(dtypes) + " |", "|---|" + "---|" * len(dtypes)]
     for key, row in sorted(results.items()):
