@@ -131,6 +131,17 @@ def test_fallback_non_contiguous_inputs_and_out(view):
     assert torch_accel.fallback_counts() != before  # these ops do run through the fallback
 
 
+def test_fallback_expanded_inputs():
+    # broadcast (stride-0) inputs reach the CPU kernel as they are
+    def fn(d):
+        x = torch.linspace(-1, 1, 25, device=d).view(5, 5)
+        mask = (torch.arange(5, device=d) % 2 == 0).expand(5, 5)
+        row = torch.linspace(0.1, 1, 5, device=d).expand(5, 5)
+        return torch.masked_scatter(x, mask[0], x * 3), torch.special.xlog1py(row, x)
+
+    assert_like_cpu(fn)
+
+
 def test_fallback_tensor_list_sharing_storage():
     # _foreach ops take lists; two list entries are views of one storage
     def fn(d):

@@ -39,6 +39,18 @@ bool viewable(const at::Tensor& t) {
   return t.layout() == at::kStrided && t.numel() > 0 && t.has_storage();
 }
 
+// `dst` and `src` (of one geometry) without their broadcast (stride-0) dimensions: copy_
+// refuses a destination whose elements overlap, and those elements repeat the first.
+void copyDistinct(at::Tensor dst, at::Tensor src) {
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    if (dst.stride(d) == 0 && dst.size(d) > 1) {
+      dst = dst.narrow(d, 0, 1);
+      src = src.narrow(d, 0, 1);
+    }
+  }
+  dst.copy_(src);
+}
+
 // A CPU tensor over `storage` from element `offset` with `like`'s sizes, strides and dtype.
 at::Tensor cpuView(const c10::Storage& storage, const at::Tensor& like, int64_t offset) {
   at::Tensor v = at::detail::make_tensor<c10::TensorImpl>(
@@ -80,7 +92,7 @@ void viewStorages(std::vector<Slot>& slots) {
       Slot& s = slots[j];
       const int64_t offset = (byteRange(s.accel).first - begin) / s.accel.itemsize();
       s.cpu = cpuView(buffer.storage(), s.accel, offset);
-      s.cpu.copy_(storedValues(s.accel));
+      copyDistinct(s.cpu, storedValues(s.accel));
       if (s.accel.is_conj()) s.cpu.unsafeGetTensorImpl()->_set_conj(true);
       if (s.accel.is_neg()) s.cpu.unsafeGetTensorImpl()->_set_neg(true);
       s.viewed = true;
@@ -187,7 +199,7 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
     } else if (!s.viewed || !sameGeometry(s.cpu, s.accel)) {
       resized.push_back(&s);
     } else {
-      storedValues(s.accel).copy_(storedValues(s.cpu));
+      copyDistinct(storedValues(s.accel), storedValues(s.cpu));
     }
   }
   for (const Slot* s : resized) copyBackResized(s->cpu, s->accel);
