@@ -14,6 +14,7 @@ BENCHMARKS = [
     "ops_host.py",
     "lora_step.py",
     "zoo_step.py",
+    "rnn_step.py",
     "graphs.py",
     "profiler_overhead.py",
 ]
