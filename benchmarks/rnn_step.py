@@ -6,14 +6,12 @@ turns in one run.
 """
 
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
 import torch_accel
-from common import write_result
+from common import medians_in_turns, write_result
 
 VOCAB = 256
 
@@ -45,12 +43,6 @@ def stepper(kind: str, device: str, args):
     return step
 
 
-def timed(step) -> float:
-    t0 = time.perf_counter()
-    step()
-    return time.perf_counter() - t0
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
@@ -62,14 +54,10 @@ def main():
     torch_accel.reset_fallback_counts()
     rows = {}
     for kind in ("lstm", "gru"):
-        acc, cpu = stepper(kind, "accel", args), stepper(kind, "cpu", args)
-        for _ in range(2):  # warm-up
-            acc(), cpu()
-        t_acc, t_cpu = [], []
-        for _ in range(args.steps):  # in turns, so both see the same machine load
-            t_acc.append(timed(acc))
-            t_cpu.append(timed(cpu))
-        a, c = statistics.median(t_acc), statistics.median(t_cpu)
+        t = medians_in_turns(
+            {d: stepper(kind, d, args) for d in ("accel", "cpu")}, args.steps, warmup=2
+        )
+        a, c = t["accel"], t["cpu"]
         rows[kind] = {"accel_ms": a * 1e3, "cpu_ms": c * 1e3, "accel_time_vs_cpu": a / c}
     result = {
         "benchmark": "LSTM/GRU language-model training step, accel vs CPU eager",

@@ -95,7 +95,7 @@ def compare(module, x, h0=None, lengths=None, dtype=torch.float32, autocast=Fals
     assert len(got) == len(want)
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape, i
-        torch.testing.assert_close(g, w, **tol, msg=lambda m: f"result {i}: {m}")
+        torch.testing.assert_close(g, w, **tol, msg=lambda m, i=i: f"result {i}: {m}")
     no_fallback()
 
 
@@ -219,8 +219,9 @@ def test_cells(cell, case, dtype):
         out = m(xd, sd if isinstance(state, tuple) else (sd[0] if sd else None))
         outs = as_list(out)
         gen = torch.Generator().manual_seed(11)
-        sum(((o.float() * torch.randn(o.shape, generator=gen).to(device)).sum() for o in outs)
-            ).backward()
+        sum(
+            (o.float() * torch.randn(o.shape, generator=gen).to(device)).sum() for o in outs
+        ).backward()
         grads = [xd.grad] + ([t.grad for t in sd] if sd else []) + [p.grad for p in m.parameters()]
         return [t.detach().float().cpu() for t in outs + grads]
 
@@ -292,7 +293,9 @@ def test_bad_input_raises_like_cpu():
         m = make(mode)
         for device in ("cpu", "accel"):
             m.to(device)
-            with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size"):
+            with pytest.raises(
+                RuntimeError, match="input.size\\(-1\\) must be equal to input_size"
+            ):
                 m(torch.randn(SEQ, BATCH, INPUT + 1, device=device))
             bad_h = torch.randn(1, BATCH + 1, HIDDEN, device=device)
             state = (bad_h, bad_h) if mode == "lstm" else bad_h

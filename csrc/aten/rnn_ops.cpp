@@ -37,9 +37,8 @@ void checkDeviceAndDtype(at::CheckedFrom op, std::initializer_list<at::TensorArg
   const at::TensorArg& first = *args.begin();
   for (const at::TensorArg& a : args) {
     if (!a->defined()) continue;
-    TORCH_CHECK(a->device() == first->device(), op, ": expected all tensors on ",
-                first->device(), ", but argument #", a.pos, " '", a.name, "' is on ",
-                a->device());
+    TORCH_CHECK(a->device() == first->device(), op, ": expected all tensors on ", first->device(),
+                ", but argument #", a.pos, " '", a.name, "' is on ", a->device());
     TORCH_CHECK(a->scalar_type() == first->scalar_type(), op, ": expected all tensors of dtype ",
                 first->scalar_type(), ", but argument #", a.pos, " '", a.name, "' is ",
                 a->scalar_type());
@@ -66,9 +65,9 @@ void checkCellSizes(at::CheckedFrom op, const at::TensorArg& input_gates,
   }
   at::checkDim(op, prev, 2);
   TORCH_CHECK(prev->size(0) == input_gates->size(0) && prev->size(1) * gates == width, op,
-              ": expected '", prev.name, "' of size [", input_gates->size(0), ", ",
-              width / gates, "] for gates of size ", input_gates->sizes(), " (", gates,
-              " gates), but got ", prev->sizes());
+              ": expected '", prev.name, "' of size [", input_gates->size(0), ", ", width / gates,
+              "] for gates of size ", input_gates->sizes(), " (", gates, " gates), but got ",
+              prev->sizes());
 }
 
 void launch(rt::Error (*entry)(const kernels::RnnCellDesc&, rt::Stream),
@@ -98,8 +97,9 @@ CellInputs checkedCell(at::CheckedFrom op, int64_t gates, const Tensor& input_ga
                        const Tensor& hidden_gates, const Tensor& prev, const char* prev_name,
                        const OptionalTensor& input_bias, const OptionalTensor& hidden_bias) {
   const Tensor ib = definedOrEmpty(input_bias), hb = definedOrEmpty(hidden_bias);
-  const at::TensorArg ig_arg{input_gates, "input_gates", 1}, hg_arg{hidden_gates, "hidden_gates", 2},
-      prev_arg{prev, prev_name, 3}, ib_arg{ib, "input_bias", 4}, hb_arg{hb, "hidden_bias", 5};
+  const at::TensorArg ig_arg{input_gates, "input_gates", 1},
+      hg_arg{hidden_gates, "hidden_gates", 2}, prev_arg{prev, prev_name, 3},
+      ib_arg{ib, "input_bias", 4}, hb_arg{hb, "hidden_bias", 5};
   checkDeviceAndDtype(op, {ig_arg, hg_arg, prev_arg, ib_arg, hb_arg});
   checkCellSizes(op, ig_arg, hg_arg, ib_arg, hb_arg, gates, prev_arg);
   return {input_gates.contiguous(), hidden_gates.contiguous(), contiguousIfDefined(ib),
@@ -111,8 +111,8 @@ std::tuple<Tensor, Tensor, Tensor> fusedLstmCell(const Tensor& input_gates,
                                                  const Tensor& hidden_gates, const Tensor& cx,
                                                  const OptionalTensor& input_bias,
                                                  const OptionalTensor& hidden_bias) {
-  const CellInputs in = checkedCell("_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx,
-                                    "cx", input_bias, hidden_bias);
+  const CellInputs in = checkedCell("_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx, "cx",
+                                    input_bias, hidden_bias);
   Tensor hy = at::empty(in.prev.sizes(), in.prev.options());
   Tensor cy = at::empty(in.prev.sizes(), in.prev.options());
   Tensor workspace = at::empty(in.input_gates.sizes(), in.input_gates.options());
@@ -170,8 +170,8 @@ constexpr int64_t kGruWorkspaceGates = 5;
 std::tuple<Tensor, Tensor> fusedGruCell(const Tensor& input_gates, const Tensor& hidden_gates,
                                         const Tensor& hx, const OptionalTensor& input_bias,
                                         const OptionalTensor& hidden_bias) {
-  const CellInputs in = checkedCell("_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx,
-                                    "hx", input_bias, hidden_bias);
+  const CellInputs in = checkedCell("_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx, "hx",
+                                    input_bias, hidden_bias);
   Tensor hy = at::empty(in.prev.sizes(), in.prev.options());
   Tensor workspace =
       at::empty({in.prev.size(0), in.prev.size(1) * kGruWorkspaceGates}, in.prev.options());
