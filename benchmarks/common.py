@@ -24,6 +24,21 @@ def median_seconds(fn, repeats: int = 15, inner: int = 1, sync=None) -> float:
     return statistics.median(samples)
 
 
+def medians_in_turns(steps: dict, repeats: int, warmup: int = 2) -> dict:
+    """Median seconds of each of several step functions, timed in turns (one call of each per
+    round), so that all of them see the same machine load."""
+    for _ in range(warmup):
+        for fn in steps.values():
+            fn()
+    samples = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, fn in steps.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def write_result(out_dir: str | None, name: str, result: dict) -> None:
     result["command"] = " ".join([os.path.basename(sys.executable)] + sys.argv)
     print(json.dumps(result, indent=2))

@@ -9,12 +9,11 @@ import copy
 import os
 import statistics
 import sys
-import time
 
 import torch
 
 import torch_accel
-from common import write_result
+from common import medians_in_turns, write_result
 
 sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "models")
@@ -38,12 +37,6 @@ def stepper(name: str, model: torch.nn.Module, device: str):
     return step
 
 
-def timed(step) -> float:
-    t0 = time.perf_counter()
-    step()
-    return time.perf_counter() - t0
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
@@ -54,14 +47,10 @@ def main():
     rows = {}
     for name in args.models.split(","):
         model = zoo.build(name)
-        acc, cpu = stepper(name, model, "accel"), stepper(name, model, "cpu")
-        for _ in range(3):  # warm-up
-            acc(), cpu()
-        t_acc, t_cpu = [], []
-        for _ in range(args.steps):  # in turns, so both see the same machine load
-            t_acc.append(timed(acc))
-            t_cpu.append(timed(cpu))
-        a, c = statistics.median(t_acc), statistics.median(t_cpu)
+        t = medians_in_turns(
+            {d: stepper(name, model, d) for d in ("accel", "cpu")}, args.steps, warmup=3
+        )
+        a, c = t["accel"], t["cpu"]
         rows[name] = {"accel_ms": a * 1e3, "cpu_ms": c * 1e3, "accel_time_vs_cpu": a / c}
     result = {
         "benchmark": "zoo training step (tests/models/zoo.py), accel vs CPU eager",

@@ -22,6 +22,8 @@ ACCEL_HD inline float mpow(float x, float y) { return powf(x, y); }
 ACCEL_HD inline double mpow(double x, double y) { return pow(x, y); }
 ACCEL_HD inline float mabs(float x) { return fabsf(x); }
 ACCEL_HD inline double mabs(double x) { return fabs(x); }
+ACCEL_HD inline float mtanh(float x) { return tanhf(x); }
+ACCEL_HD inline double mtanh(double x) { return tanh(x); }
 
 // e^x for float without library calls or branches, so that host loops over it vectorize
 // (expf does not): Cody-Waite reduction to r in [-ln2/2, ln2/2], Cephes' degree-6 polynomial,

@@ -12,6 +12,7 @@
 #include "kernels/norm.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
+#include "kernels/rnn.h"
 #include "kernels/sort.h"
 #include "kernels/ternary.h"
 #include "kernels/unary.h"

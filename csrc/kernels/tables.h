@@ -21,6 +21,7 @@ namespace accel::kernels {
   _(Index, index)                \
   _(Sort, sort)                  \
   _(Random, random)              \
+  _(Rnn, rnn)                    \
   _(Blas, blas)
 
 #define ACCEL_DECLARE_TABLE(TYPE, NAME) struct TYPE##Table;
