@@ -8,12 +8,11 @@ accel at least 0.8x CPU's speed (accel_time_vs_cpu at most 1.25).
 import argparse
 import copy
 import statistics
-import time
 
 import torch
 
 import torch_accel
-from common import write_result
+from common import medians_in_turns, write_result
 
 SHAPES = [(8, 16, 32), (8, 32, 16), (4, 64, 16)]  # batch, channels, height = width
 
@@ -54,18 +53,12 @@ def main():
         torch.manual_seed(0)
         block = BasicBlock(channels)
         x = torch.randn(batch, channels, size, size)
-        acc, cpu = stepper(block, x, "accel"), stepper(block, x, "cpu")
-        for _ in range(3):  # warm-up
-            acc(), cpu()
-        t_acc, t_cpu = [], []
-        for _ in range(args.repeats):  # in turns, so both see the same machine load
-            t0 = time.perf_counter()
-            acc()
-            t_acc.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            cpu()
-            t_cpu.append(time.perf_counter() - t0)
-        a, c = statistics.median(t_acc), statistics.median(t_cpu)
+        t = medians_in_turns(
+            {"accel": stepper(block, x, "accel"), "cpu": stepper(block, x, "cpu")},
+            args.repeats,
+            warmup=3,
+        )
+        a, c = t["accel"], t["cpu"]
         rows[f"{batch}x{channels}x{size}x{size}"] = {
             "accel_ms": a * 1e3,
             "cpu_ms": c * 1e3,
