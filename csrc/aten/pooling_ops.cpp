@@ -257,8 +257,8 @@ Tensor adaptiveMatrix(int64_t in, int64_t out, const Tensor& like, at::ScalarTyp
 
 void checkAdaptiveInput(const Tensor& input) {
   const int64_t ndim = input.dim();
-  TORCH_CHECK(ndim == 3 || ndim == 4,
-              "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ", input.sizes());
+  TORCH_CHECK(ndim == 3 || ndim == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
+              input.sizes());
   for (const int64_t i : {-2, -1})
     TORCH_CHECK(input.size(i) > 0,
                 "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
@@ -272,14 +272,17 @@ struct AdaptiveAvgPool2d {
     TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
     checkAdaptiveInput(self);
     const int64_t outH = output_size[0], outW = output_size[1];
-    TORCH_CHECK(outH >= 0 && outW >= 0, "adaptive_avg_pool2d: elements of output_size must be "
-                                        "greater than or equal to 0 but received {",
+    TORCH_CHECK(outH >= 0 && outW >= 0,
+                "adaptive_avg_pool2d: elements of output_size must be "
+                "greater than or equal to 0 but received {",
                 outH, ", ", outW, "}");
     const auto type = at::toOpMathType(self.scalar_type());
     const int64_t H = self.size(-2), W = self.size(-1);
     const Tensor x = self.reshape({-1, H, W}).to(type);
-    const Tensor y = adaptiveMatrix(H, outH, self, type).t().matmul(x).matmul(
-        adaptiveMatrix(W, outW, self, type));
+    const Tensor y = adaptiveMatrix(H, outH, self, type)
+                         .t()
+                         .matmul(x)
+                         .matmul(adaptiveMatrix(W, outW, self, type));
     c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
     shape.push_back(outH);
     shape.push_back(outW);
@@ -300,8 +303,9 @@ struct AdaptiveAvgPool2dBackward {
     const int64_t H = self.size(-2), W = self.size(-1);
     const int64_t outH = grad_output.size(-2), outW = grad_output.size(-1);
     const Tensor g = grad_output.reshape({-1, outH, outW}).to(type);
-    const Tensor gx = adaptiveMatrix(H, outH, self, type).matmul(g).matmul(
-        adaptiveMatrix(W, outW, self, type).t());
+    const Tensor gx = adaptiveMatrix(H, outH, self, type)
+                          .matmul(g)
+                          .matmul(adaptiveMatrix(W, outW, self, type).t());
     return gx.reshape(self.sizes()).to(self.scalar_type());
   }
 };

@@ -42,8 +42,10 @@ Tensor nearestIndex(int64_t in, int64_t out, std::optional<double> scale, const 
   if (out == 2 * in) return at::floor_divide(at::arange(out, longs), 2);
   // floorf(dst * scale) in float, as ATen computes it.
   const float s = scaleOf<float>(scale, in, out);
-  return (at::arange(out, like.options().dtype(at::kFloat)) * s).floor().to(at::kLong).clamp_max(
-      in - 1);
+  return (at::arange(out, like.options().dtype(at::kFloat)) * s)
+      .floor()
+      .to(at::kLong)
+      .clamp_max(in - 1);
 }
 
 // The two source positions of each output position along one dimension and their weights, in
@@ -83,8 +85,8 @@ struct UpsampleNearest2d {
     checkSizes("upsample_nearest2d", output_size, self.dim());
     const Tensor rows = nearestIndex(self.size(2), output_size[0], scales_h, self);
     const Tensor cols = nearestIndex(self.size(3), output_size[1], scales_w, self);
-    Tensor result = out.allocate({self.size(0), self.size(1), output_size[0], output_size[1]},
-                                 self.options());
+    Tensor result =
+        out.allocate({self.size(0), self.size(1), output_size[0], output_size[1]}, self.options());
     result.copy_(self.index_select(2, rows).index_select(3, cols));
     return out.finish(result);
   }
@@ -111,9 +113,8 @@ struct UpsampleNearest2dBackward {
     const Tensor g = grad_output.to(type);
     const Tensor by_col = at::zeros({n, c, output_size[0], w}, opts)
                               .index_add_(3, nearestIndex(w, output_size[1], scales_w, g), g);
-    const Tensor grad =
-        at::zeros({n, c, h, w}, opts)
-            .index_add_(2, nearestIndex(h, output_size[0], scales_h, g), by_col);
+    const Tensor grad = at::zeros({n, c, h, w}, opts)
+                            .index_add_(2, nearestIndex(h, output_size[0], scales_h, g), by_col);
     Tensor result = out.allocate({n, c, h, w}, grad_output.options());
     result.copy_(grad);
     return out.finish(result);
@@ -134,8 +135,8 @@ struct UpsampleBilinear2d {
     const Linear r = linearAlong(self.size(2), oh, align_corners, scales_h, self, type);
     const Linear c = linearAlong(self.size(3), ow, align_corners, scales_w, self, type);
     const Tensor x = self.to(type);
-    const Tensor rows = x.index_select(2, r.i0) * r.w0.view({oh, 1}) +
-                        x.index_select(2, r.i1) * r.w1.view({oh, 1});
+    const Tensor rows =
+        x.index_select(2, r.i0) * r.w0.view({oh, 1}) + x.index_select(2, r.i1) * r.w1.view({oh, 1});
     const Tensor y = rows.index_select(3, c.i0) * c.w0 + rows.index_select(3, c.i1) * c.w1;
     Tensor result = out.allocate({self.size(0), self.size(1), oh, ow}, self.options());
     result.copy_(y);

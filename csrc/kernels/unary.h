@@ -120,8 +120,7 @@ ACCEL_UNARY_FUNCTOR(TruncFn, std::trunc(x))
 ACCEL_UNARY_FUNCTOR(SiluFn, x / (T(1) + vexp(-x)))
 ACCEL_UNARY_FUNCTOR(GeluFn, T(0.5) * x * (T(1) + verf(x * T(kSqrtHalf))))
 ACCEL_UNARY_FUNCTOR(GeluTanhFn,
-                    T(0.5) * x *
-                        (T(1) + vtanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x))))
+                    T(0.5) * x * (T(1) + vtanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x))))
 // Predicates: bool out, computed in the input's type.
 ACCEL_UNARY_FUNCTOR(LogicalNotFn, !(x != T(0)))
 ACCEL_UNARY_FUNCTOR(IsNanFn, x != x)

@@ -23,10 +23,9 @@ float fromBits(uint32_t b) {
 // smallest denormal's below the normal range).
 double ulps(float got, double ref) {
   const double a = std::fabs(ref);
-  const double spacing =
-      a < std::numeric_limits<float>::min()
-          ? std::numeric_limits<float>::denorm_min()
-          : std::ldexp(1.0, std::ilogb(a) - 23);
+  const double spacing = a < std::numeric_limits<float>::min()
+                             ? std::numeric_limits<float>::denorm_min()
+                             : std::ldexp(1.0, std::ilogb(a) - 23);
   return std::fabs(double(got) - ref) / spacing;
 }
 
