@@ -2,7 +2,7 @@
 softmax / layer_norm / rms_norm at a transformer shape and GEMM at 1024^3 and 4096x4096x1024
 (elementwise ops have benchmarks/elementwise.py). Speed = CPU time / accel time.
 
-    python benchmarks/ops_host.py [--out DIR]
+    python benchmarks/ops_host.py [--out DIR] [--no-gemm]
 """
 
 import argparse
@@ -41,6 +41,7 @@ def compare(name, group, fn, make_inputs, repeats=7):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
+    parser.add_argument("--no-gemm", action="store_true", help="the normalization ops only")
     args = parser.parse_args()
     rows, hidden = 2048, 4096
     results = {"threads": torch.get_num_threads()}
@@ -62,7 +63,7 @@ def main():
         results[f"rms_norm_{tag}"] = compare(
             f"rms_norm {tag} {rows}x{hidden}", "norm", lambda x, w: F.rms_norm(x, (hidden,), w), mat
         )
-    for m, k, nn in ((1024, 1024, 1024), (4096, 1024, 4096)):
+    for m, k, nn in () if args.no_gemm else ((1024, 1024, 1024), (4096, 1024, 4096)):
         mats = lambda: [torch.randn(m, k), torch.randn(k, nn)]  # noqa: E731
         results[f"gemm_{m}x{k}x{nn}"] = compare(
             f"gemm fp32 {m}x{k}x{nn}", "gemm", torch.mm, mats, repeats=5

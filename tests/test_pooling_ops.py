@@ -71,3 +71,87 @@ def test_max_pool2d_bad_input_raises_like_cpu(kw):
     with pytest.raises(RuntimeError):
         F.max_pool2d(x.to("accel"), **kw)
     torch.testing.assert_close(F.max_pool2d(x.to("accel"), 2).cpu(), F.max_pool2d(x, 2))
+
+
+def avg_pool(device, x, dtype=torch.float32, **kw):
+    xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
+    y = F.avg_pool2d(xd, **kw)
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
+    (y * gy).sum().backward()
+    return y.detach().cpu(), xd.grad.cpu()
+
+
+AVG_CONFIGS = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), ceil_mode=True),
+    dict(kernel_size=3, stride=2, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=3, stride=1, padding=1, divisor_override=4),
+]
+
+
+@pytest.mark.parametrize(
+    "kw", AVG_CONFIGS, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items())
+)
+@pytest.mark.parametrize("shape", [(2, 3, 9, 8), (3, 7, 10)])
+def test_avg_pool2d_matches_cpu(kw, shape):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    for got, want in zip(avg_pool("accel", x, **kw), avg_pool("cpu", x, **kw)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_avg_pool2d_dtypes_and_non_contiguous(dtype):
+    x = torch.randn(2, 4, 8, 10, generator=torch.Generator().manual_seed(2)).transpose(2, 3)
+    kw = dict(kernel_size=3, stride=2, padding=1)
+    # bfloat16: CPU adds each window's share into the bfloat16 gradient, accel in float.
+    tol = dict(rtol=2e-2, atol=1e-2) if dtype == torch.bfloat16 else {}
+    for got, want in zip(avg_pool("accel", x, dtype, **kw), avg_pool("cpu", x, dtype, **kw)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, **tol)
+    no_fallback()
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [dict(kernel_size=5), dict(kernel_size=2, padding=2), dict(kernel_size=2, divisor_override=0)],
+    ids=["kernel-larger-than-input", "pad-over-half", "divisor-0"],
+)
+def test_avg_pool2d_bad_input_raises_like_cpu(kw):
+    x = torch.randn(1, 2, 3, 3)
+    with pytest.raises(RuntimeError):
+        F.avg_pool2d(x, **kw)
+    with pytest.raises(RuntimeError):
+        F.avg_pool2d(x.to("accel"), **kw)
+    torch.testing.assert_close(F.avg_pool2d(x.to("accel"), 2).cpu(), F.avg_pool2d(x, 2))
+
+
+@pytest.mark.parametrize("out", [(3, 3), (4, 5), (7, 1), (9, 8), (2, 16)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_adaptive_avg_pool2d_matches_cpu(out, dtype):
+    # Uneven windows (9 -> 4, 8 -> 5 overlap), identity, and upsampling output sizes.
+    x = torch.randn(2, 3, 9, 8, generator=torch.Generator().manual_seed(4))
+    res = []
+    for device in ("accel", "cpu"):
+        xd = x.to(device, dtype).requires_grad_()
+        y = F.adaptive_avg_pool2d(xd, out)
+        gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(5)).to(device, dtype)
+        (y * gy).sum().backward()
+        res.append((y.detach().cpu(), xd.grad.cpu()))
+    for got, want in zip(*res):
+        assert got.dtype == want.dtype
+        if dtype == torch.float32:
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        else:  # accel averages in float and rounds once, CPU rounds to bfloat16 on the way
+            torch.testing.assert_close(got, want, rtol=2e-2, atol=1e-2)
+    no_fallback()
+
+
+def test_adaptive_avg_pool2d_bad_input_raises_like_cpu():
+    x = torch.randn(2, 3, 0, 4)
+    with pytest.raises(RuntimeError, match="non-zero size"):
+        F.adaptive_avg_pool2d(x, 2)
+    with pytest.raises(RuntimeError, match="non-zero size"):
+        F.adaptive_avg_pool2d(x.to("accel"), 2)

@@ -176,6 +176,19 @@ def test_large_sums_stay_close_to_cpu():
     assert_native()
 
 
+def test_long_float_sums_as_accurate_as_cpu():
+    # Rows of 2^21 float32 values: added in sequence, the 8192 block partials of a row drift
+    # by ~20 ulps of the row sum (about 50x CPU's cascade sum); merged pairwise (reduce.h)
+    # they stay within a few times CPU's error against float64. The worst of 8 rows, so that
+    # one lucky rounding on CPU cannot decide the comparison.
+    x = torch.rand(8, 1 << 21)
+    exact = x.double().sum(1)
+    err_cpu = (x.sum(1).double() - exact).abs().max().item()
+    err_accel = (x.to("accel").sum(1).cpu().double() - exact).abs().max().item()
+    assert err_accel <= 10 * err_cpu, (err_accel, err_cpu)
+    assert_native()
+
+
 def test_empty_reductions():
     x = torch.randn(3, 0, 4)
     a = x.to("accel")

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 
 namespace accel {
@@ -25,15 +26,8 @@ namespace {
 using at::Tensor;
 using Triple = std::tuple<Tensor, Tensor, Tensor>;
 
-bool given(const std::optional<Tensor>& t) { return t.has_value() && t->defined(); }
-
-bool floatingOrAbsent(const std::optional<Tensor>& t) {
-  return !given(t) || (at::isFloatingType(t->scalar_type()) && kernelSupports(t->scalar_type()));
-}
-
 bool supported(const Tensor& input, std::initializer_list<const std::optional<Tensor>*> others) {
-  if (!at::isFloatingType(input.scalar_type()) || !kernelSupports(input.scalar_type()))
-    return false;
+  if (!floatingKernelType(input)) return false;
   for (const auto* t : others)
     if (!floatingOrAbsent(*t)) return false;
   return true;

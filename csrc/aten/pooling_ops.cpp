@@ -1,13 +1,21 @@
-// max_pool2d_with_indices and its backward, composed of native accel ops: the input padded
-// with -inf, its windows gathered as a strided view, a max over each window (NaN wins, the
-// first maximum on ties, as on CPU), and the backward as a scatter-add of the gradient at
-// the saved indices. Shape checks and errors are ATen's own (ATen/native/Pool.h). Float
-// dtypes only; the rest goes through the counted fallback.
+// 2-D pooling composed of native accel ops, so it runs on both drivers with no CPU fallback:
+// - max_pool2d_with_indices: the input padded with -inf, its windows gathered as a strided
+//   view, a max over each window (NaN wins, the first maximum on ties, as on CPU); backward a
+//   scatter-add of the gradient at the saved indices.
+// - avg_pool2d: the zero-padded windows summed, divided by each window's count (ATen's
+//   count_include_pad and divisor_override rules); backward adds the scaled gradient into the
+//   padded input once per kernel offset.
+// - _adaptive_avg_pool2d: separable, so out = M_h x M_w with M the averaging matrices of
+//   ATen's windows [floor(o in / out), ceil((o + 1) in / out)); backward M_h^T g M_w^T.
+// Shape checks and errors are ATen's own (ATen/native/Pool.h). Float dtypes only (half and
+// bfloat16 computed in float); the rest goes through the counted fallback.
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Pool.h>
+#include <ATen/OpMathType.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/floor_divide.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -15,6 +23,7 @@
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 
 namespace accel {
@@ -27,16 +36,17 @@ struct Pool2d {
   int64_t kH, kW, sH, sW, pH, pW, dH, dW;
   int64_t batch, channels, inH, inW, outH, outW;
 
-  Pool2d(const Tensor& input, at::IntArrayRef kernel, at::IntArrayRef stride,
+  // `op` names the op in the messages, as ATen's checks do ("max_pool2d", "avg_pool2d").
+  Pool2d(const char* op, const Tensor& input, at::IntArrayRef kernel, at::IntArrayRef stride,
          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
-    TORCH_CHECK(kernel.size() == 1 || kernel.size() == 2,
-                "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
-    TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 2,
-                "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
-    TORCH_CHECK(padding.size() == 1 || padding.size() == 2,
-                "max_pool2d: padding must either be a single int, or a tuple of two ints");
-    TORCH_CHECK(dilation.size() == 1 || dilation.size() == 2,
-                "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+    TORCH_CHECK(kernel.size() == 1 || kernel.size() == 2, op,
+                ": kernel_size must either be a single int, or a tuple of two ints");
+    TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 2, op,
+                ": stride must either be omitted, a single int, or a tuple of two ints");
+    TORCH_CHECK(padding.size() == 1 || padding.size() == 2, op,
+                ": padding must either be a single int, or a tuple of two ints");
+    TORCH_CHECK(dilation.size() == 1 || dilation.size() == 2, op,
+                ": dilation must be either a single int, or a tuple of two ints");
     TORCH_CHECK(input.dim() == 3 || input.dim() == 4,
                 "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
                 "but got:",
@@ -66,31 +76,31 @@ struct Pool2d {
     s.push_back(outW);
     return s;
   }
-};
 
-bool floating(const Tensor& t) {
-  return at::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
-}
+  // The padding past the input's bottom and right edges that the last window (ceil_mode)
+  // reaches, beyond the symmetric pH, pW.
+  int64_t rightH() const {
+    return std::max<int64_t>(0, (outH - 1) * sH + dH * (kH - 1) + 1 - inH - pH);
+  }
+  int64_t rightW() const {
+    return std::max<int64_t>(0, (outW - 1) * sW + dW * (kW - 1) + 1 - inW - pW);
+  }
+};
 
 struct MaxPool2dWithIndices {
   static constexpr int kOutputs = 2;
   static bool native(const Tensor& self, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef,
                      at::IntArrayRef, bool) {
-    return floating(self);
+    return floatingKernelType(self);
   }
   static std::tuple<Tensor, Tensor> compute(const Tensor& self, at::IntArrayRef kernel_size,
                                             at::IntArrayRef stride, at::IntArrayRef padding,
                                             at::IntArrayRef dilation, bool ceil_mode,
                                             const Output& out, const Output& indices_out) {
-    const Pool2d p(self, kernel_size, stride, padding, dilation, ceil_mode);
+    const Pool2d p("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
     const Tensor x = self.reshape({p.batch, p.channels, p.inH, p.inW});
-    // Padded so that every window lies inside: the left pads, and on the right whatever
-    // the last window (ceil_mode) reaches past the input.
-    const int64_t needH = (p.outH - 1) * p.sH + p.dH * (p.kH - 1) + 1;
-    const int64_t needW = (p.outW - 1) * p.sW + p.dW * (p.kW - 1) + 1;
-    const int64_t rightH = std::max<int64_t>(0, needH - p.inH - p.pH);
-    const int64_t rightW = std::max<int64_t>(0, needW - p.inW - p.pW);
-    const Tensor padded = at::constant_pad_nd(x, {p.pW, rightW, p.pH, rightH},
+    // Padded so that every window lies inside.
+    const Tensor padded = at::constant_pad_nd(x, {p.pW, p.rightW(), p.pH, p.rightH()},
                                               -std::numeric_limits<double>::infinity())
                               .contiguous();
     const int64_t W = padded.size(3), H = padded.size(2);
@@ -124,13 +134,13 @@ struct MaxPool2dWithIndicesBackward {
   static bool native(const Tensor& grad_output, const Tensor& self, at::IntArrayRef,
                      at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool,
                      const Tensor& indices) {
-    return floating(grad_output) && grad_output.scalar_type() == self.scalar_type() &&
+    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type() &&
            indices.scalar_type() == at::kLong;
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self, at::IntArrayRef kernel_size,
                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                         bool ceil_mode, const Tensor& indices, const Output& out) {
-    const Pool2d p(self, kernel_size, stride, padding, dilation, ceil_mode);
+    const Pool2d p("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
     const auto shape = p.outShape(self);
     TORCH_CHECK(
         grad_output.sizes() == at::IntArrayRef(shape) && indices.sizes() == at::IntArrayRef(shape),
@@ -145,7 +155,167 @@ struct MaxPool2dWithIndicesBackward {
   }
 };
 
+// --- avg_pool2d ------------------------------------------------------------------------
+
+// Each window's divisor along one dimension: the window clipped to the padded input
+// (count_include_pad) or to the input itself, as ATen counts them.
+Tensor windowCounts(int64_t out, int64_t k, int64_t s, int64_t pad, int64_t in, bool include_pad,
+                    const at::TensorOptions& longs) {
+  const Tensor start = at::arange(out, longs) * s - pad;
+  const Tensor end = (start + k).clamp_max(in + pad);
+  return include_pad ? end - start : end.clamp_max(in) - start.clamp_min(0);
+}
+
+// The [outH, outW] divisors of avg_pool2d, in the opmath dtype `type`.
+Tensor avgDivisors(const Pool2d& p, bool count_include_pad, std::optional<int64_t> divisor_override,
+                   const Tensor& like, at::ScalarType type) {
+  const auto longs = like.options().dtype(at::kLong);
+  if (divisor_override)
+    return at::full({1, 1}, static_cast<double>(*divisor_override), like.options().dtype(type));
+  const Tensor h = windowCounts(p.outH, p.kH, p.sH, p.pH, p.inH, count_include_pad, longs);
+  const Tensor w = windowCounts(p.outW, p.kW, p.sW, p.pW, p.inW, count_include_pad, longs);
+  return (h.view({p.outH, 1}) * w.view({1, p.outW})).to(type);
+}
+
+Pool2d avgPool(const char* op, const Tensor& self, at::IntArrayRef kernel_size,
+               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+               std::optional<int64_t> divisor_override) {
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  return Pool2d(op, self, kernel_size, stride, padding, {1}, ceil_mode);
+}
+
+struct AvgPool2d {
+  static bool native(const Tensor& self, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool,
+                     bool, std::optional<int64_t>) {
+    return floatingKernelType(self);
+  }
+  static Tensor compute(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        std::optional<int64_t> divisor_override, const Output& out) {
+    const Pool2d p =
+        avgPool("avg_pool2d", self, kernel_size, stride, padding, ceil_mode, divisor_override);
+    const auto type = at::toOpMathType(self.scalar_type());
+    const Tensor x = self.reshape({p.batch, p.channels, p.inH, p.inW});
+    const Tensor padded =
+        at::constant_pad_nd(x, {p.pW, p.rightW(), p.pH, p.rightH()}, 0).contiguous();
+    const int64_t W = padded.size(3), H = padded.size(2);
+    const Tensor sums = padded
+                            .as_strided({p.batch, p.channels, p.outH, p.outW, p.kH, p.kW},
+                                        {p.channels * H * W, H * W, p.sH * W, p.sW, W, 1})
+                            .sum({4, 5}, false, type);
+    const Tensor avg = sums / avgDivisors(p, count_include_pad, divisor_override, self, type);
+    Tensor result = out.allocate(p.outShape(self), self.options());
+    result.copy_(avg.view(p.outShape(self)));
+    return out.finish(result);
+  }
+};
+
+struct AvgPool2dBackward {
+  static bool native(const Tensor& grad_output, const Tensor& self, at::IntArrayRef,
+                     at::IntArrayRef, at::IntArrayRef, bool, bool, std::optional<int64_t>) {
+    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
+  }
+  static Tensor compute(const Tensor& grad_output, const Tensor& self, at::IntArrayRef kernel_size,
+                        at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                        bool count_include_pad, std::optional<int64_t> divisor_override,
+                        const Output& out) {
+    const Pool2d p = avgPool("avg_pool2d_backward", self, kernel_size, stride, padding, ceil_mode,
+                             divisor_override);
+    const auto shape = p.outShape(self);
+    TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape),
+                "avg_pool2d_backward: expected grad_output of size ", at::IntArrayRef(shape),
+                ", got ", grad_output.sizes());
+    const auto type = at::toOpMathType(self.scalar_type());
+    const Tensor g = grad_output.reshape({p.batch, p.channels, p.outH, p.outW}).to(type) /
+                     avgDivisors(p, count_include_pad, divisor_override, self, type);
+    const int64_t H = p.pH + p.inH + p.rightH(), W = p.pW + p.inW + p.rightW();
+    const Tensor grad = at::zeros({p.batch, p.channels, H, W}, self.options().dtype(type));
+    // One add per kernel offset: within one offset the windows' elements are distinct.
+    for (int64_t kh = 0; kh < p.kH; ++kh)
+      for (int64_t kw = 0; kw < p.kW; ++kw)
+        grad.as_strided({p.batch, p.channels, p.outH, p.outW},
+                        {p.channels * H * W, H * W, p.sH * W, p.sW}, kh * W + kw)
+            .add_(g);
+    Tensor result = out.allocate(self.sizes(), grad_output.options());
+    result.copy_(
+        grad.slice(2, p.pH, p.pH + p.inH).slice(3, p.pW, p.pW + p.inW).reshape(self.sizes()));
+    return out.finish(result);
+  }
+};
+
+// --- _adaptive_avg_pool2d ------------------------------------------------------------------
+
+// [in, out] matrix whose column o averages ATen's window o of the input's `in` positions.
+Tensor adaptiveMatrix(int64_t in, int64_t out, const Tensor& like, at::ScalarType type) {
+  const auto longs = like.options().dtype(at::kLong);
+  const Tensor o = at::arange(out, longs);
+  const Tensor start = at::floor_divide(o * in, out).view({1, out});
+  const Tensor end = at::floor_divide((o + 1) * in + out - 1, out).view({1, out});
+  const Tensor i = at::arange(in, longs).view({in, 1});
+  return ((i >= start) & (i < end)).to(type) / (end - start).to(type);
+}
+
+void checkAdaptiveInput(const Tensor& input) {
+  const int64_t ndim = input.dim();
+  TORCH_CHECK(ndim == 3 || ndim == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
+              input.sizes());
+  for (const int64_t i : {-2, -1})
+    TORCH_CHECK(input.size(i) > 0,
+                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                "dimensions, but input has sizes ",
+                input.sizes(), " with dimension ", i + ndim, " being empty");
+}
+
+struct AdaptiveAvgPool2d {
+  static bool native(const Tensor& self, at::IntArrayRef) { return floatingKernelType(self); }
+  static Tensor compute(const Tensor& self, at::IntArrayRef output_size) {
+    TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+    checkAdaptiveInput(self);
+    const int64_t outH = output_size[0], outW = output_size[1];
+    TORCH_CHECK(outH >= 0 && outW >= 0,
+                "adaptive_avg_pool2d: elements of output_size must be "
+                "greater than or equal to 0 but received {",
+                outH, ", ", outW, "}");
+    const auto type = at::toOpMathType(self.scalar_type());
+    const int64_t H = self.size(-2), W = self.size(-1);
+    const Tensor x = self.reshape({-1, H, W}).to(type);
+    const Tensor y = adaptiveMatrix(H, outH, self, type)
+                         .t()
+                         .matmul(x)
+                         .matmul(adaptiveMatrix(W, outW, self, type));
+    c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+    shape.push_back(outH);
+    shape.push_back(outW);
+    return y.reshape(shape).to(self.scalar_type());
+  }
+};
+
+struct AdaptiveAvgPool2dBackward {
+  static bool native(const Tensor& grad_output, const Tensor& self) {
+    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
+  }
+  static Tensor compute(const Tensor& grad_output, const Tensor& self) {
+    checkAdaptiveInput(self);
+    TORCH_CHECK(grad_output.dim() == self.dim(),
+                "adaptive_avg_pool2d_backward: expected grad_output of ", self.dim(),
+                " dimensions, got ", grad_output.sizes());
+    const auto type = at::toOpMathType(self.scalar_type());
+    const int64_t H = self.size(-2), W = self.size(-1);
+    const int64_t outH = grad_output.size(-2), outW = grad_output.size(-1);
+    const Tensor g = grad_output.reshape({-1, outH, outW}).to(type);
+    const Tensor gx = adaptiveMatrix(H, outH, self, type)
+                          .matmul(g)
+                          .matmul(adaptiveMatrix(W, outW, self, type).t());
+    return gx.reshape(self.sizes()).to(self.scalar_type());
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerForms<AvgPool2d>(m, "avg_pool2d", nullptr, "avg_pool2d.out");
+  registerForms<AvgPool2dBackward>(m, "avg_pool2d_backward", nullptr,
+                                   "avg_pool2d_backward.grad_input");
+  registerNative<AdaptiveAvgPool2d>(m, "_adaptive_avg_pool2d");
+  registerNative<AdaptiveAvgPool2dBackward>(m, "_adaptive_avg_pool2d_backward");
   registerForms<MaxPool2dWithIndices>(m, "max_pool2d_with_indices", nullptr,
                                       "max_pool2d_with_indices.out");
   registerForms<MaxPool2dWithIndicesBackward>(m, "max_pool2d_with_indices_backward", nullptr,

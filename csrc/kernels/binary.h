@@ -172,13 +172,15 @@ struct FmodOp {
   }
 };
 
-// Integer powers by squaring (negative exponents as in ATen: 1, -1 or 0); pow for floating.
+// Integer powers by squaring (negative exponents as in ATen: 1, -1 or 0); pow for floating,
+// with ATen's square shortcut for an exponent of 2 (RMSNorm's pow(2)), which is also the
+// correctly rounded result.
 template <class T>
 struct PowOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
     if constexpr (isFloating<T>) {
-      return std::pow(a, b);
+      return b == T(2) ? a * a : std::pow(a, b);
     } else {
       if constexpr (std::is_signed_v<T>) {
         if (b < 0) {
@@ -202,8 +204,8 @@ template <class T>
 struct GeluBackwardOp {
   using compute_t = T;
   ACCEL_HD T operator()(T g, T x) const {
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
-    const T pdf = std::exp(T(-0.5) * x * x) * T(kSqrt2OverPi * 0.5);
+    const T cdf = T(0.5) * (T(1) + verf(x * T(kSqrtHalf)));
+    const T pdf = vexp(T(-0.5) * x * x) * T(kSqrt2OverPi * 0.5);
     return g * (cdf + x * pdf);
   }
 };
@@ -214,7 +216,7 @@ struct GeluTanhBackwardOp {
   ACCEL_HD T operator()(T g, T x) const {
     const T k = T(kSqrt2OverPi), c = T(0.044715);
     const T inner = k * (x + c * x * x * x);
-    const T t = std::tanh(inner);
+    const T t = vtanh(inner);
     const T left = T(0.5) * x, right = T(1) + t;
     const T dinner = k * (T(1) + T(3) * c * x * x);
     return g * (T(0.5) * right + left * (T(1) - t * t) * dinner);
@@ -225,7 +227,7 @@ template <class T>
 struct SiluBackwardOp {
   using compute_t = T;
   ACCEL_HD T operator()(T g, T x) const {
-    const T s = T(1) / (T(1) + std::exp(-x));
+    const T s = T(1) / (T(1) + vexp(-x));
     return g * s * (T(1) + x * (T(1) - s));
   }
 };

@@ -8,8 +8,9 @@
 //   combine(a, b)       merges two partial accumulators (a covers lower indices when ordered)
 //   write(a, d, off)    projects and stores into the outputs at byte offsets off[0], off[1]
 // Accumulation is in float for half/bfloat16/float, double for double, int64 for integral
-// sums, as in ATen. Both executors accumulate in blocks (host: runs of kCascade, CUDA: a tree
-// over a thread block) so that long float sums stay close to ATen's cascade sum.
+// sums, as in ATen. Both executors add elements in blocks of kCascade and merge the blocks'
+// partials pairwise (Pairwise below; CUDA then merges its threads' in a tree over the thread
+// block), so that long float sums stay as close to the exact sum as ATen's cascade sum.
 #pragma once
 
 #include <type_traits>
@@ -138,6 +139,33 @@ ACCEL_HD inline ReducePlan planReduce(int64_t out_numel, int64_t red_numel, int6
   p.workers = out_numel * p.splits;
   return p;
 }
+
+// Elements per partial accumulator: each adds up at most kCascade values in sequence.
+constexpr int64_t kCascade = 256;
+
+// Merges a run of partial accumulators, given in index order, pairwise: level k holds the
+// merge of 2^k consecutive partials (a binary counter), so n partials meet in a tree of depth
+// log2(n), with the rounding error of pairwise summation, in O(log n) space.
+template <class R>
+struct Pairwise {
+  using A = typename R::acc_t;
+  static constexpr int kLevels = 48;  // 2^48 partials of kCascade elements: beyond any tensor
+  A level[kLevels];
+  int64_t count = 0;
+  ACCEL_HD void push(const R& r, A part) {
+    int k = 0;
+    for (int64_t c = count; c & 1; c >>= 1, ++k) part = r.combine(level[k], part);
+    level[k] = part;
+    ++count;
+  }
+  // The merge of everything pushed (higher levels hold the lower indices).
+  ACCEL_HD A result(const R& r) const {
+    A acc = r.identity();
+    for (int k = kLevels - 1; k >= 0; --k)
+      if ((count >> k) & 1) acc = r.combine(acc, level[k]);
+    return acc;
+  }
+};
 
 // Byte offsets of output element `o` in the input and in each output.
 ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,

@@ -5,7 +5,6 @@
 #include <math.h>
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "kernels/dtype.h"
@@ -24,31 +23,6 @@ ACCEL_HD inline float mabs(float x) { return fabsf(x); }
 ACCEL_HD inline double mabs(double x) { return fabs(x); }
 ACCEL_HD inline float mtanh(float x) { return tanhf(x); }
 ACCEL_HD inline double mtanh(double x) { return tanh(x); }
-
-// e^x for float without library calls or branches, so that host loops over it vectorize
-// (expf does not): Cody-Waite reduction to r in [-ln2/2, ln2/2], Cephes' degree-6 polynomial,
-// and 2^n from the exponent bits. Within 2 ulp of expf for x <= 88; 0 below -87.3 (no
-// denormals); NaN stays NaN. Softmax only passes x <= 0.
-ACCEL_HD inline float expNoCall(float x) {
-  constexpr float lo = -87.33654f, hi = 88.0f, round = 12582912.0f;  // 1.5 * 2^23
-  float xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
-  const float n = (xc * 1.44269504088896341f + round) - round;  // round to nearest
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  const float y = x < lo ? 0.0f : p * scale;
-  return x != x ? x : y;
-}
 
 template <class T>
 ACCEL_HD inline bool isNan(T v) {

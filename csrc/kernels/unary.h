@@ -9,6 +9,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/vector_math.h"
 
 namespace accel::kernels {
 
@@ -98,7 +99,7 @@ ACCEL_UNARY_FUNCTOR(ReluFn, x > T(0) || x != x ? x : T(0))
 // Integers and bool (for bool the aten layer asks for LogicalNot instead).
 ACCEL_UNARY_FUNCTOR(BitwiseNotFn, static_cast<T>(~x))
 // Floating only.
-ACCEL_UNARY_FUNCTOR(ExpFn, std::exp(x))
+ACCEL_UNARY_FUNCTOR(ExpFn, vexp(x))
 ACCEL_UNARY_FUNCTOR(Exp2Fn, std::exp2(x))
 ACCEL_UNARY_FUNCTOR(Expm1Fn, std::expm1(x))
 ACCEL_UNARY_FUNCTOR(LogFn, std::log(x))
@@ -109,18 +110,17 @@ ACCEL_UNARY_FUNCTOR(RsqrtFn, T(1) / std::sqrt(x))
 ACCEL_UNARY_FUNCTOR(ReciprocalFn, T(1) / x)
 ACCEL_UNARY_FUNCTOR(SinFn, std::sin(x))
 ACCEL_UNARY_FUNCTOR(CosFn, std::cos(x))
-ACCEL_UNARY_FUNCTOR(TanhFn, std::tanh(x))
-ACCEL_UNARY_FUNCTOR(SigmoidFn, T(1) / (T(1) + std::exp(-x)))
-ACCEL_UNARY_FUNCTOR(ErfFn, std::erf(x))
+ACCEL_UNARY_FUNCTOR(TanhFn, vtanh(x))
+ACCEL_UNARY_FUNCTOR(SigmoidFn, T(1) / (T(1) + vexp(-x)))
+ACCEL_UNARY_FUNCTOR(ErfFn, verf(x))
 ACCEL_UNARY_FUNCTOR(FloorFn, std::floor(x))
 ACCEL_UNARY_FUNCTOR(CeilFn, std::ceil(x))
 ACCEL_UNARY_FUNCTOR(RoundFn, std::nearbyint(x))  // half to even, like torch.round
 ACCEL_UNARY_FUNCTOR(TruncFn, std::trunc(x))
-ACCEL_UNARY_FUNCTOR(SiluFn, x / (T(1) + std::exp(-x)))
-ACCEL_UNARY_FUNCTOR(GeluFn, T(0.5) * x * (T(1) + std::erf(x * T(kSqrtHalf))))
+ACCEL_UNARY_FUNCTOR(SiluFn, x / (T(1) + vexp(-x)))
+ACCEL_UNARY_FUNCTOR(GeluFn, T(0.5) * x * (T(1) + verf(x * T(kSqrtHalf))))
 ACCEL_UNARY_FUNCTOR(GeluTanhFn,
-                    T(0.5) * x *
-                        (T(1) + std::tanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x))))
+                    T(0.5) * x * (T(1) + vtanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x))))
 // Predicates: bool out, computed in the input's type.
 ACCEL_UNARY_FUNCTOR(LogicalNotFn, !(x != T(0)))
 ACCEL_UNARY_FUNCTOR(IsNanFn, x != x)

@@ -26,10 +26,20 @@ __global__ void blockPerChunk(ReduceDesc d, R r, ReducePlan plan, typename R::ac
     const int64_t end = (c + 1) * plan.chunk < d.red_numel ? (c + 1) * plan.chunk : d.red_numel;
     int64_t base, off[2];
     outOffsets(d, o, base, off);
-    A acc = r.identity();
-    for (int64_t j = c * plan.chunk + tid; j < end; j += blockDim.x)
-      acc = r.reduce(acc, loadIn<In>(d, base + redOffset(d, j)), j);
-    s[tid] = acc;
+    // The thread's elements in blocks of kCascade, merged pairwise (reduce.h).
+    Pairwise<R> acc;
+    A part = r.identity();
+    int64_t in_part = 0;
+    for (int64_t j = c * plan.chunk + tid; j < end; j += blockDim.x) {
+      part = r.reduce(part, loadIn<In>(d, base + redOffset(d, j)), j);
+      if (++in_part == kCascade) {
+        acc.push(r, part);
+        part = r.identity();
+        in_part = 0;
+      }
+    }
+    if (in_part > 0) acc.push(r, part);
+    s[tid] = acc.result(r);
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w >>= 1) {
       if (tid < w) s[tid] = r.combine(s[tid], s[tid + w]);
@@ -54,11 +64,11 @@ __global__ void combinePartials(ReduceDesc d, R r, ReducePlan plan,
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < d.out_numel;
        o += step) {
-    typename R::acc_t acc = r.identity();
-    for (int64_t c = 0; c < plan.splits; ++c) acc = r.combine(acc, partial[o * plan.splits + c]);
+    Pairwise<R> acc;
+    for (int64_t c = 0; c < plan.splits; ++c) acc.push(r, partial[o * plan.splits + c]);
     int64_t base, off[2];
     outOffsets(d, o, base, off);
-    r.write(acc, d, off);
+    r.write(acc.result(r), d, off);
   }
 }
 

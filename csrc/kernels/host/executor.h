@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kernels/elementwise.h"
+#include "kernels/host/lanes.h"
 #include "runtime/host/host_launch.h"
 #include "runtime/host/parallel.h"
 
@@ -35,13 +36,32 @@ rt::Error launch(rt::Stream stream, int64_t numel, W&& work) {
 // Raw pointers and a by-value functor, so the compiler can keep alpha in a register and
 // vectorize (stores through `out` cannot then alias the functor or the descriptor).
 template <class F, class Out, class... In>
-void denseLoop(const F f, int64_t begin, int64_t end, Out* out, const In*... in) {
+__attribute__((always_inline)) inline void denseLoopBody(const F& f, int64_t begin, int64_t end,
+                                                         Out* out, const In*... in) {
   for (int64_t i = begin; i < end; ++i) contiguousAt(f, i, out, in...);
 }
+
+template <class F, class Out, class... In>
+void denseLoop(const F f, int64_t begin, int64_t end, Out* out, const In*... in) {
+  denseLoopBody(f, begin, end, out, in...);
+}
+
+#ifdef ACCEL_HOST_AVX2
+// The same loop in AVX2 lanes (lanes.h).
+template <class F, class Out, class... In>
+ACCEL_TARGET_AVX2 void denseLoopAvx2(const F f, int64_t begin, int64_t end, Out* out,
+                                     const In*... in) {
+  denseLoopBody(f, begin, end, out, in...);
+}
+#endif
 
 template <class F, class Out, class... In, size_t... I>
 void denseRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end,
                 std::index_sequence<I...>) {
+#ifdef ACCEL_HOST_AVX2
+  if (hostHasAvx2())
+    return denseLoopAvx2(f, begin, end, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
+#endif
   denseLoop(f, begin, end, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
 }
 

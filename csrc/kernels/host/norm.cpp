@@ -4,8 +4,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/host/lanes.h"
 #include "kernels/norm.h"
 #include "kernels/tables.h"
+#include "kernels/vector_math.h"
 #include "runtime/host/host_launch.h"
 #include "runtime/host/parallel.h"
 
@@ -69,16 +71,12 @@ inline T storeCast(A v) {
   }
 }
 
-// e^x: the vectorizable version for float, the library's otherwise.
-inline float hostExp(float x) { return expNoCall(x); }
-inline double hostExp(double x) { return mexp(x); }
-
 // One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
 template <class T, class A>
 __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n, A* eb,
                                                                bool log) {
   const A m = laneMax(xr, n);
-  for (int64_t j = 0; j < n; ++j) eb[j] = hostExp(castTo<A>(xr[j]) - m);
+  for (int64_t j = 0; j < n; ++j) eb[j] = vexp(castTo<A>(xr[j]) - m);
   const A s = laneSum<A>(n, [eb](int64_t j) { return eb[j]; });
   if (log) {
     const A shift = m + mlog(s);
@@ -89,21 +87,18 @@ __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* y
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// The same row compiled for AVX2 + FMA (twice the vector width of the x86-64 baseline), picked
-// at run time like ATen's CPU kernels.
+#ifdef ACCEL_HOST_AVX2
+// The same row in AVX2 lanes (lanes.h).
 template <class T, class A>
-__attribute__((target("avx2,fma"))) void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n, A* eb,
-                                                             bool log) {
+ACCEL_TARGET_AVX2 void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n, A* eb, bool log) {
   denseSoftmaxRowImpl(xr, yr, n, eb, log);
 }
 #endif
 
 template <class T, class A>
 void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) return denseSoftmaxRowAvx2(xr, yr, n, eb, log);
+#ifdef ACCEL_HOST_AVX2
+  if (hostHasAvx2()) return denseSoftmaxRowAvx2(xr, yr, n, eb, log);
 #endif
   denseSoftmaxRowImpl(xr, yr, n, eb, log);
 }
@@ -116,28 +111,61 @@ __attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, c
   if (log) {
     const A dot = laneSum<A>(n, [g](int64_t j) { return castTo<A>(g[j]); });
     for (int64_t j = 0; j < n; ++j)
-      gi[j] = storeCast<T>(castTo<A>(g[j]) - hostExp(castTo<A>(y[j])) * dot);
+      gi[j] = storeCast<T>(castTo<A>(g[j]) - vexp(castTo<A>(y[j])) * dot);
   } else {
     const A dot = laneSum<A>(n, [g, y](int64_t j) { return castTo<A>(g[j]) * castTo<A>(y[j]); });
     for (int64_t j = 0; j < n; ++j) gi[j] = storeCast<T>(castTo<A>(y[j]) * (castTo<A>(g[j]) - dot));
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef ACCEL_HOST_AVX2
 template <class T>
-__attribute__((target("avx2,fma"))) void denseSoftmaxGradRowAvx2(const T* g, const T* y, T* gi,
-                                                                 int64_t n, bool log) {
+ACCEL_TARGET_AVX2 void denseSoftmaxGradRowAvx2(const T* g, const T* y, T* gi, int64_t n, bool log) {
   denseSoftmaxGradRowImpl(g, y, gi, n, log);
 }
 #endif
 
 template <class T>
 void denseSoftmaxGradRow(const T* g, const T* y, T* gi, int64_t n, bool log) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) return denseSoftmaxGradRowAvx2(g, y, gi, n, log);
+#ifdef ACCEL_HOST_AVX2
+  if (hostHasAvx2()) return denseSoftmaxGradRowAvx2(g, y, gi, n, log);
 #endif
   denseSoftmaxGradRowImpl(g, y, gi, n, log);
+}
+
+// One row of the layer norm forward: mean, variance about it, the normalized row.
+template <class T, class A = OpMath<T>>
+__attribute__((always_inline)) inline void layerNormRowImpl(const LayerNormDesc& d, int64_t i,
+                                                            const T* w, const T* bias) {
+  const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
+  const A mean =
+      laneSum<A>(d.cols, [x](int64_t j) { return castTo<A>(x[j]); }) / static_cast<A>(d.cols);
+  const A var = laneSum<A>(d.cols,
+                           [x, mean](int64_t j) {
+                             const A dv = castTo<A>(x[j]) - mean;
+                             return dv * dv;
+                           }) /
+                static_cast<A>(d.cols);
+  const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
+  layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0, 1);
+  reinterpret_cast<A*>(d.mean)[i] = mean;
+  reinterpret_cast<A*>(d.rstd)[i] = rstd;
+}
+
+#ifdef ACCEL_HOST_AVX2
+template <class T>
+ACCEL_TARGET_AVX2 void layerNormRowAvx2(const LayerNormDesc& d, int64_t i, const T* w,
+                                        const T* bias) {
+  layerNormRowImpl(d, i, w, bias);
+}
+#endif
+
+template <class T>
+void layerNormRow(const LayerNormDesc& d, int64_t i, const T* w, const T* bias) {
+#ifdef ACCEL_HOST_AVX2
+  if (hostHasAvx2()) return layerNormRowAvx2(d, i, w, bias);
+#endif
+  layerNormRowImpl(d, i, w, bias);
 }
 
 template <class F>
@@ -203,27 +231,11 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
   if (d.rows == 0) return rt::Error::Success;
   return dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    using A = OpMath<T>;
     return rt::host::enqueue(stream, [d] {
       const T* w = reinterpret_cast<const T*>(d.weight);
       const T* bias = reinterpret_cast<const T*>(d.bias);
       rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const T* x = reinterpret_cast<const T*>(d.x) + i * d.cols;
-          const A mean = laneSum<A>(d.cols, [x](int64_t j) { return castTo<A>(x[j]); }) /
-                         static_cast<A>(d.cols);
-          const A var = laneSum<A>(d.cols,
-                                   [x, mean](int64_t j) {
-                                     const A dv = castTo<A>(x[j]) - mean;
-                                     return dv * dv;
-                                   }) /
-                        static_cast<A>(d.cols);
-          const A rstd = A(1) / msqrt(var + static_cast<A>(d.eps));
-          layerNormWrite(x, w, bias, reinterpret_cast<T*>(d.y) + i * d.cols, d.cols, mean, rstd, 0,
-                         1);
-          reinterpret_cast<A*>(d.mean)[i] = mean;
-          reinterpret_cast<A*>(d.rstd)[i] = rstd;
-        }
+        for (int64_t i = b; i < e; ++i) layerNormRow(d, i, w, bias);
       });
     });
   });

@@ -13,14 +13,12 @@
 namespace accel::kernels::host {
 namespace {
 
-constexpr int64_t kCascade = 256;  // elements per partial accumulator (keeps float sums close)
-
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`.
 template <class In, class R>
 typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
                               int64_t re) {
   using A = typename R::acc_t;
-  A total = r.identity();
+  Pairwise<R> total;
   const int64_t inner = d.red_ndim > 0 ? d.red_sizes[0] : 1;
   const int64_t step = d.red_ndim > 0 ? d.in_red_strides[0] : 0;
   if (d.red_ndim <= 1 && step == int64_t(sizeof(In))) {
@@ -29,9 +27,9 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
       A part = r.identity();
       const int64_t e = std::min(re, b + kCascade);
       for (int64_t j = b; j < e; ++j) part = r.reduce(part, p[j], j);
-      total = r.combine(total, part);
+      total.push(r, part);
     }
-    return total;
+    return total.result(r);
   }
   for (int64_t j = rb; j < re;) {
     // One run along the innermost reduced dim, in blocks of kCascade.
@@ -41,10 +39,10 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
       A part = r.identity();
       const int64_t be = std::min(e, j + kCascade);
       for (; j < be; ++j, off += step) part = r.reduce(part, loadIn<In>(d, off), j);
-      total = r.combine(total, part);
+      total.push(r, part);
     }
   }
-  return total;
+  return total.result(r);
 }
 
 // The shared plan (reduce.h) with the host's numbers: its threads, and at least kGrain
@@ -75,11 +73,11 @@ void reduceAll(const ReduceDesc& d, const R& r) {
     }
   });
   for (int64_t o = 0; o < d.out_numel; ++o) {
-    A acc = r.identity();
-    for (int64_t c = 0; c < plan.splits; ++c) acc = r.combine(acc, partial[o * plan.splits + c]);
+    Pairwise<R> acc;
+    for (int64_t c = 0; c < plan.splits; ++c) acc.push(r, partial[o * plan.splits + c]);
     int64_t base, off[2];
     outOffsets(d, o, base, off);
-    r.write(acc, d, off);
+    r.write(acc.result(r), d, off);
   }
 }
 
