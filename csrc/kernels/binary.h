@@ -172,15 +172,14 @@ struct FmodOp {
   }
 };
 
-// Integer powers by squaring (negative exponents as in ATen: 1, -1 or 0); pow for floating,
-// with ATen's square shortcut for an exponent of 2 (RMSNorm's pow(2)), which is also the
-// correctly rounded result.
+// Integer powers by squaring (negative exponents as in ATen: 1, -1 or 0); pow for floating.
+// (A scalar exponent of 2 never gets here: aten/binary_math_ops.cpp runs it as a * a.)
 template <class T>
 struct PowOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
     if constexpr (isFloating<T>) {
-      return b == T(2) ? a * a : std::pow(a, b);
+      return std::pow(a, b);
     } else {
       if constexpr (std::is_signed_v<T>) {
         if (b < 0) {
