@@ -310,9 +310,60 @@ rt::Error runBinary(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
   return Exec::template run<Out, AnyDType, AnyDType>(d, f, stream);
 }
 
+// Complex outputs: add, sub, mul and div, in OpMath (Complex<float> for ComplexHalf, which
+// CPU only adds, subtracts and multiplies). Alpha is applied with a full complex multiply, as
+// on CPU (so 1 * (x + inf i) is nan + inf i there and here).
+template <class Exec>
+rt::Error launchComplexBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha,
+                              rt::Stream stream) {
+  if (!isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
+  return dispatchComplex(d.op[0].dtype, [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    using T = OpMath<Out>;
+    switch (op) {
+      case BinaryOp::Add: return runBinary<Exec, Out>(d, AddOp<T>{scalarAs<T>(alpha)}, stream);
+      case BinaryOp::Sub: return runBinary<Exec, Out>(d, SubOp<T>{scalarAs<T>(alpha)}, stream);
+      case BinaryOp::Mul: return runBinary<Exec, Out>(d, MulOp<T>{}, stream);
+      case BinaryOp::Div:
+        if constexpr (!std::is_same_v<Out, T>)
+          return rt::Error::NotSupported;
+        else
+          return runBinary<Exec, Out>(d, DivOp<T>{}, stream);
+      default: return rt::Error::NotSupported;
+    }
+  });
+}
+
+template <class Exec>
+rt::Error launchComplexBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
+                                    rt::Stream stream) {
+  if (!isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
+  return dispatchComplex(d.op[0].dtype, [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    using T = OpMath<Out>;
+    auto run = [&](auto f) {
+      if (d.op[1].dtype == d.op[0].dtype) return Exec::template run<Out, Out>(d, f, stream);
+      return Exec::template run<Out, AnyDType>(d, f, stream);
+    };
+    const T value = scalarAs<T>(rhs);
+    switch (op) {
+      case BinaryOp::Add: return run(WithScalar<AddOp<T>>{AddOp<T>{T(1)}, value});
+      case BinaryOp::Sub: return run(WithScalar<SubOp<T>>{SubOp<T>{T(1)}, value});
+      case BinaryOp::Mul: return run(WithScalar<MulOp<T>>{MulOp<T>{}, value});
+      case BinaryOp::Div:
+        if constexpr (!std::is_same_v<Out, T>)
+          return rt::Error::NotSupported;
+        else
+          return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
+      default: return rt::Error::NotSupported;
+    }
+  });
+}
+
 template <class Exec>
 rt::Error launchBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream) {
-  if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 3, /*complex_ok=*/true); e != rt::Error::Success) return e;
+  if (anyComplex(d)) return launchComplexBinary<Exec>(op, d, alpha, stream);
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using Out = typename decltype(tag)::type;
     using T = OpMath<Out>;
@@ -334,7 +385,8 @@ rt::Error launchBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::
 
 template <class Exec>
 rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
-  if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 2, /*complex_ok=*/true); e != rt::Error::Success) return e;
+  if (anyComplex(d)) return launchComplexBinaryScalar<Exec>(op, d, rhs, stream);
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using Out = typename decltype(tag)::type;
     using T = OpMath<Out>;
