@@ -80,6 +80,21 @@ struct Math {
   }
 };
 
+// pow(tensor, scalar); a complex base squared is z * z, as CPU computes it (the other complex
+// exponents go to the fallback).
+struct PowScalar {
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& a, const c10::Scalar& e) {
+    if (nativeTypes(a, e)) return true;
+    const c10::ScalarType t = a.scalar_type();
+    return kernelSupportsComplex(t) && t != c10::kComplexHalf && e.equal(2);
+  }
+  static at::Tensor compute(const at::Tensor& a, const c10::Scalar& e, const Output& out) {
+    if (a.is_complex()) return binaryTyped(BinaryOp::Mul, a, a, out.tensor(), a.scalar_type());
+    return Math<BinaryOp::Pow, at::Tensor, c10::Scalar>::compute(a, e, out);
+  }
+};
+
 // --- div with rounding_mode -------------------------------------------------------------
 struct DivMode {
   static bool native(const at::Tensor& a, const at::Tensor& b, c10::optional<c10::string_view>) {
@@ -144,8 +159,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                           "floor_divide.out");
   registerForms<Math<BinaryOp::Pow>>(m, "pow.Tensor_Tensor", "pow_.Tensor",
                                      "pow.Tensor_Tensor_out");
-  registerForms<Math<BinaryOp::Pow, Tensor, Scalar>>(m, "pow.Tensor_Scalar", "pow_.Scalar",
-                                                     "pow.Tensor_Scalar_out");
+  registerForms<PowScalar>(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
   registerForms<Math<BinaryOp::Pow, Scalar, Tensor>>(m, "pow.Scalar", nullptr, "pow.Scalar_out");
   registerForms<Math<BinaryOp::Maximum>>(m, "maximum", nullptr, "maximum.out");
   registerForms<Math<BinaryOp::Minimum>>(m, "minimum", nullptr, "minimum.out");
