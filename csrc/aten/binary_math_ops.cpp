@@ -80,14 +80,20 @@ struct Math {
   }
 };
 
-// x ** 2 is x * x, as CPU computes it: the same bits, without a pow per element (RMSNorm and
-// variance sit on this path).
+// pow(tensor, scalar). x ** 2 is x * x, as CPU computes it: the same bits without a pow per
+// element (RMSNorm's and variance's path). A complex base takes only that exponent natively.
 struct PowScalar {
-  static bool native(const at::Tensor& a, const c10::Scalar& b) { return nativeTypes(a, b); }
-  static at::Tensor compute(const at::Tensor& a, const c10::Scalar& b, const Output& out) {
-    const at::Tensor y = asTensor(b);
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& a, const c10::Scalar& e) {
+    if (nativeTypes(a, e)) return true;
+    const c10::ScalarType t = a.scalar_type();
+    return kernelSupportsComplex(t) && t != c10::kComplexHalf && e.equal(2);
+  }
+  static at::Tensor compute(const at::Tensor& a, const c10::Scalar& e, const Output& out) {
+    if (a.is_complex()) return binaryTyped(BinaryOp::Mul, a, a, out.tensor(), a.scalar_type());
+    const at::Tensor y = asTensor(e);
     const c10::ScalarType t = typeOf(BinaryOp::Pow, a, y);
-    const bool square = !b.isBoolean() && b.toDouble() == 2.0 && t == a.scalar_type();
+    const bool square = !e.isBoolean() && e.toDouble() == 2.0 && t == a.scalar_type();
     return square ? binaryTyped(BinaryOp::Mul, a, a, out.tensor(), t)
                   : binaryTyped(BinaryOp::Pow, a, y, out.tensor(), t);
   }

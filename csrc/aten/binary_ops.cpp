@@ -49,7 +49,12 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c
     TORCH_CHECK(c10::canCast(common, out.scalar_type()), "result type ", common,
                 " can't be cast to the desired output type ", out.scalar_type());
   }
-  bool b_scalar = isHostScalar(b) && !isHostScalar(a);
+  const bool complex = c10::isComplexType(common);
+  // A complex alpha other than 1 stays a factor of its own (CPU computes a + alpha * b, and
+  // folding alpha into b first rounds inf components differently), so b is then filled on
+  // the device like a tensor operand.
+  const bool fold_alpha = !complex || alpha.equal(1);
+  bool b_scalar = isHostScalar(b) && !isHostScalar(a) && fold_alpha;
   for (const at::Tensor* t : {&a, &b}) {
     TORCH_CHECK(t->is_privateuseone() || isHostScalar(*t),
                 "Expected all tensors to be on the same device, but found at least two devices, ",
@@ -61,40 +66,56 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c
   // device: kernels never read host memory.
   const at::Tensor lhs =
       isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
+  const at::Tensor rhs_tensor =
+      isHostScalar(b) && !isHostScalar(a) && !b_scalar ? asComputeInput(b, common, a.device()) : b;
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true).check_all_same_dtype(false);
   at::Tensor undefined;
   config.add_output(out.defined() ? out : undefined);
   if (!out.defined()) config.declare_static_dtype(common);
   config.add_const_input(lhs);
-  if (!b_scalar) config.add_const_input(b);
+  if (!b_scalar) config.add_const_input(rhs_tensor);
   auto iter = config.build();
   at::Tensor result = iter.output();
   if (result.numel() == 0) return result;
   int device = result.device().index();
   rt::Stream stream = currentRuntimeStream(device);
+  auto scalar = [complex](const c10::Scalar& s) {
+    return complex ? toKernelComplexScalar(s) : toKernelScalar(s);
+  };
   if (b_scalar) {
     c10::Scalar rhs = b.item();
     if (op == BinaryOp::Add || op == BinaryOp::Sub) {
-      rhs = c10::isIntegralType(common, true) ? c10::Scalar(rhs.toLong() * alpha.toLong())
-                                              : c10::Scalar(rhs.toDouble() * alpha.toDouble());
+      if (!complex) {
+        rhs = c10::isIntegralType(common, true) ? c10::Scalar(rhs.toLong() * alpha.toLong())
+                                                : c10::Scalar(rhs.toDouble() * alpha.toDouble());
+      }
     }
-    ACCEL_RT_CHECK(
-        kernels::binaryTable().binary_scalar(op, makeDesc(iter), toKernelScalar(rhs), stream),
-        device);
+    ACCEL_RT_CHECK(kernels::binaryTable().binary_scalar(op, makeDesc(iter), scalar(rhs), stream),
+                   device);
   } else {
-    ACCEL_RT_CHECK(kernels::binaryTable().binary(op, makeDesc(iter), toKernelScalar(alpha), stream),
+    ACCEL_RT_CHECK(kernels::binaryTable().binary(op, makeDesc(iter), scalar(alpha), stream),
                    device);
   }
   return result;
 }
 
+// Real results, or complex ones (complex32 only adds, subtracts and multiplies, as on CPU);
+// a complex alpha only with a complex result (CPU refuses the rest, through the fallback).
+bool nativeBinary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& alpha) {
+  if (!kernelKnows(a.scalar_type()) || !kernelKnows(b.scalar_type())) return false;
+  const c10::ScalarType t = at::result_type(a, b);
+  if (kernelSupports(t)) return !alpha.isComplex();
+  return kernelSupportsComplex(t) && !(op == BinaryOp::Div && t == c10::kComplexHalf);
+}
+
 // add and sub take alpha; mul and div do not.
 template <BinaryOp Op>
 struct WithAlpha {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
-    return kernelSupports(a.scalar_type()) && kernelSupports(b.scalar_type()) &&
-           kernelSupports(at::result_type(a, b)) && !alpha.isComplex();
+    return nativeBinary(Op, a, b, alpha);
   }
   static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
                             const Output& out) {
@@ -104,6 +125,7 @@ struct WithAlpha {
 
 template <BinaryOp Op>
 struct NoAlpha {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& a, const at::Tensor& b) {
     return WithAlpha<Op>::native(a, b, 1);
   }

@@ -16,6 +16,7 @@
 #include "core/stream_pool.h"
 #include "core/sync_point.h"
 #include "kernels/copy.h"
+#include "kernels/unary.h"
 
 namespace accel {
 
@@ -39,6 +40,18 @@ at::Tensor asBits(const at::Tensor& t) {
               ")");
 }
 
+
+// t = op(t), for the lazy bits' conj and neg.
+void applyInPlace(kernels::UnaryOp op, const at::Tensor& t) {
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(t)
+                  .add_const_input(t)
+                  .resize_outputs(false)
+                  .build();
+  const int device = t.device().index();
+  ACCEL_RT_CHECK(kernels::unaryTable().unary(op, makeDesc(iter), {}, currentRuntimeStream(device)),
+                 device);
+}
 
 // Same dtype and both laid out as one contiguous block: a plain memcpy suffices.
 bool isRawCopy(const at::Tensor& dst, const at::Tensor& src) {
@@ -90,7 +103,7 @@ void copyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
   }
   at::Tensor dense = src;
   if (!src.is_contiguous()) {
-    if (kernelSupports(src.scalar_type())) {
+    if (kernelKnows(src.scalar_type())) {
       dense = at::empty(src.sizes(), src.options());
       copyOnDevice(dense, src);
     } else {
@@ -142,6 +155,15 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // copy the stored values, then apply what differs to the destination.
   bool conj = src.is_conj() != dst.is_conj(), neg = src.is_neg() != dst.is_neg();
   if (conj || neg) {
+    if (src.is_privateuseone() && src.device() == dst.device() &&
+        kernelKnows(src.scalar_type()) && kernelKnows(dst.scalar_type())) {
+      // On one device (resolve_conj, clone of a conjugate view): copy, then apply the bits.
+      at::Tensor target = storedValues(dst);
+      copyOnDevice(target, storedValues(src));
+      if (conj) applyInPlace(kernels::UnaryOp::Conj, target);
+      if (neg) applyInPlace(kernels::UnaryOp::Neg, target);
+      return dst;
+    }
     // Rare (lazy views crossing devices), so resolved with ATen's CPU kernels.
     at::Tensor values = storedValues(src).cpu();
     if (src.is_conj() != dst.is_conj()) values = values.conj_physical();
@@ -200,12 +222,12 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
                    device);
     return;
   }
-  if (!kernelSupports(dst.scalar_type()) || !kernelSupports(src.scalar_type())) {
+  if (!kernelKnows(dst.scalar_type()) || !kernelKnows(src.scalar_type())) {
     if (dst.scalar_type() == src.scalar_type()) {
       // No conversion: move the bits as same-sized integers, which the copy kernel handles.
       copyOnDevice(asBits(dst), asBits(src));
     } else {
-      // Conversions the kernels lack (to or from complex, ...) are done by the host.
+      // Conversions the kernels lack (to or from float8, ...) are done by the host.
       copyToDevice(dst, src.cpu(), /*non_blocking=*/false);
     }
     return;

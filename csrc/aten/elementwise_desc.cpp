@@ -6,6 +6,12 @@ namespace accel {
 
 bool kernelSupports(c10::ScalarType t) { return kernels::isSupportedDType(static_cast<int>(t)); }
 
+bool kernelSupportsComplex(c10::ScalarType t) {
+  return kernels::isComplexDType(static_cast<int>(t));
+}
+
+bool kernelKnows(c10::ScalarType t) { return kernelSupports(t) || kernelSupportsComplex(t); }
+
 kernels::DType toKernelDType(c10::ScalarType t) {
   TORCH_CHECK(kernelSupports(t), "accel kernels do not support dtype ", t);
   return static_cast<kernels::DType>(t);
@@ -23,7 +29,8 @@ kernels::ElementwiseDesc makeDesc(const at::TensorIteratorBase& iter) {
   for (int t = 0; t < d.noperands; ++t) {
     kernels::Operand& op = d.op[t];
     op.data = static_cast<char*>(iter.data_ptr(t));
-    op.dtype = toKernelDType(iter.dtype(t));
+    TORCH_CHECK(kernelKnows(iter.dtype(t)), "accel kernels do not support dtype ", iter.dtype(t));
+    op.dtype = static_cast<kernels::DType>(iter.dtype(t));
     auto strides = iter.strides(t);
     for (int i = 0; i < d.ndim; ++i) op.strides[i] = strides[i];
   }
@@ -40,6 +47,15 @@ kernels::Scalar toKernelScalar(const c10::Scalar& s) {
   } else {
     k.f = s.toDouble();
   }
+  return k;
+}
+
+kernels::Scalar toKernelComplexScalar(const c10::Scalar& s) {
+  if (!s.isComplex()) return toKernelScalar(s);
+  const c10::complex<double> z = s.toComplexDouble();
+  kernels::Scalar k;
+  k.f = z.real();
+  k.im = z.imag();
   return k;
 }
 

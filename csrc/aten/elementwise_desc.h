@@ -7,10 +7,19 @@
 
 namespace accel {
 
-// Whether the kernel library handles this dtype (complex, float8, ... do not).
+// Whether every kernel family handles this dtype (the real dtypes; complex, float8, ... not).
 bool kernelSupports(c10::ScalarType t);
+// Whether t is a complex dtype the elementwise families that take complex know (complex32,
+// complex64, complex128); each op's native() says which of them it computes.
+bool kernelSupportsComplex(c10::ScalarType t);
+// kernelSupports(t) or kernelSupportsComplex(t).
+bool kernelKnows(c10::ScalarType t);
 kernels::DType toKernelDType(c10::ScalarType t);
+// The operands' dtypes may be complex: the elementwise launchers refuse what they do not take.
 kernels::ElementwiseDesc makeDesc(const at::TensorIteratorBase& iter);
+// A real scalar (refuses a complex one); toKernelComplexScalar also carries the imaginary part,
+// for the kernels that compute in complex.
 kernels::Scalar toKernelScalar(const c10::Scalar& s);
+kernels::Scalar toKernelComplexScalar(const c10::Scalar& s);
 
 }  // namespace accel

@@ -13,8 +13,11 @@ namespace accel {
 namespace {
 
 struct Fill {
+  // A complex value fills complex tensors; into a real one CPU's cast rules apply (fallback).
   static bool native(at::Tensor& self, const c10::Scalar& value) {
-    return kernelSupports(self.scalar_type()) && !value.isComplex();
+    return kernelSupports(self.scalar_type())
+               ? !value.isComplex()
+               : kernelSupportsComplex(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, const c10::Scalar& value) {
     if (self.numel() == 0) return self;
@@ -24,8 +27,9 @@ struct Fill {
                     .check_all_same_dtype(false)
                     .build();
     int device = self.device().index();
-    ACCEL_RT_CHECK(kernels::copyTable().fill(makeDesc(iter), toKernelScalar(value),
-                                             currentRuntimeStream(device)),
+    const kernels::Scalar v =
+        self.is_complex() ? toKernelComplexScalar(value) : toKernelScalar(value);
+    ACCEL_RT_CHECK(kernels::copyTable().fill(makeDesc(iter), v, currentRuntimeStream(device)),
                    device);
     return self;
   }
@@ -33,7 +37,8 @@ struct Fill {
 
 struct FillTensor {
   static bool native(at::Tensor& self, const at::Tensor& value) {
-    return kernelSupports(self.scalar_type()) && !value.is_complex();
+    return kernelSupports(self.scalar_type()) ? !value.is_complex()
+                                              : kernelSupportsComplex(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& value) {
     TORCH_CHECK(value.dim() == 0,
@@ -48,7 +53,7 @@ struct FillTensor {
 };
 
 struct Zero {
-  static bool native(at::Tensor& self) { return kernelSupports(self.scalar_type()); }
+  static bool native(at::Tensor& self) { return kernelKnows(self.scalar_type()); }
   static at::Tensor& compute(at::Tensor& self) { return Fill::compute(self, 0); }
 };
 

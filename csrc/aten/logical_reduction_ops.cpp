@@ -35,8 +35,8 @@ at::Tensor logical(bool any, const at::Tensor& self, at::OptionalIntArrayRef dim
              : at::eq(countZero(self, dim, keepdim), 0);
 }
 
-// The composites are native whenever their parts are (complex inputs reach the fallback through
-// the comparison).
+// The composites are native whenever their parts are (the comparison sends a dtype it does not
+// take to the fallback).
 template <bool Any>
 struct Full {
   static bool native(const at::Tensor&) { return true; }
@@ -65,6 +65,8 @@ template <bool Negative>
 struct IsInfSigned {
   static bool native(const at::Tensor&) { return true; }
   static at::Tensor compute(const at::Tensor& self, const Output& out) {
+    TORCH_CHECK(!self.is_complex(), Negative ? "isneginf" : "isposinf",
+                " does not support complex inputs.");
     if (!c10::isFloatingType(self.scalar_type())) {
       return into(out, at::full(self.sizes(), false, self.options().dtype(at::kBool)));
     }

@@ -82,6 +82,18 @@ constexpr int outputsOf() {
   return OutputCount<Op>::value;
 }
 
+// Whether Op computes complex dtypes (`static constexpr bool kComplex = true;`): then an
+// in-place self or out= tensor of a complex dtype is the kernels' too, when native() agrees.
+template <class Op, class = void>
+struct TakesComplex : std::false_type {};
+template <class Op>
+struct TakesComplex<Op, std::void_t<decltype(Op::kComplex)>>
+    : std::integral_constant<bool, Op::kComplex> {};
+template <class Op>
+bool outputSupported(c10::ScalarType t) {
+  return kernelSupports(t) || (TakesComplex<Op>::value && kernelSupportsComplex(t));
+}
+
 // compute()'s arguments without its trailing Outputs: the functional schema's.
 template <class Op>
 using ArgsOf = typename TakeFirst<Count<typename Signature<decltype(&Op::compute)>::Params>::value -
@@ -210,7 +222,7 @@ struct InPlace<Op, Types<Self, Rest...>> {
   std::shared_ptr<LazyOp> op;
   at::Tensor& operator()(at::Tensor& self, Rest... r) {
     checkInPlaceDevice(self, opDevice(r...));
-    if (!Op::native(self, r...) || !kernelSupports(self.scalar_type())) {
+    if (!Op::native(self, r...) || !outputSupported<Op>(self.scalar_type())) {
       fallbackStack(*op, self, r...);
       return self;
     }
@@ -227,7 +239,7 @@ struct OutForm<Op, Types<A...>, 1> {
   std::shared_ptr<LazyOp> op;
   at::Tensor& operator()(A... a, at::Tensor& out) {
     checkOutDevice(out, opDevice(a...));
-    if (!Op::native(a...) || !kernelSupports(out.scalar_type())) {
+    if (!Op::native(a...) || !outputSupported<Op>(out.scalar_type())) {
       fallbackStack(*op, a..., out);
       return out;
     }
@@ -243,8 +255,8 @@ struct OutForm<Op, Types<A...>, 2> {
     const std::optional<c10::Device> device = opDevice(a...);
     checkOutDevice(out0, device);
     checkOutDevice(out1, device);
-    if (!Op::native(a...) || !kernelSupports(out0.scalar_type()) ||
-        !kernelSupports(out1.scalar_type())) {
+    if (!Op::native(a...) || !outputSupported<Op>(out0.scalar_type()) ||
+        !outputSupported<Op>(out1.scalar_type())) {
       fallbackStack(*op, a..., out0, out1);
     } else {
       Op::compute(a..., Output(Output::Form::Out, out0), Output(Output::Form::Out, out1));

@@ -46,9 +46,12 @@ bool nativeBounds(const at::Tensor& self, const c10::optional<at::Tensor>& min,
   return nativeAll({self, min ? *min : at::Tensor(), max ? *max : at::Tensor()});
 }
 
+// where selects, so it takes complex values too.
 struct Where {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
-    return nativeAll({a, b}) && kernelSupports(resultOf({a, b}));
+    return kernelKnows(a.scalar_type()) && kernelKnows(b.scalar_type()) &&
+           kernelKnows(resultOf({a, b}));
   }
   static at::Tensor compute(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
                             const Output& out) {

@@ -5,6 +5,7 @@
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -154,26 +155,50 @@ bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
 
+// sum and mean also take complex64/complex128 (into either); CPU has no complex32 sum.
+bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+  auto complex = [](c10::ScalarType t) {
+    return kernelSupportsComplex(t) && t != c10::kComplexHalf;
+  };
+  if (!complex(self.scalar_type())) return nativeInputs(self, dtype);
+  return !dtype || complex(*dtype);
+}
+
+// A complex sum is a pair of real sums: the components reduce as a kept innermost dimension.
+void launchSum(const Tensor& self, const DimMask& mask, bool keepdim, const Tensor& result,
+               kernels::ReduceParams params = {}) {
+  if (!self.is_complex()) {
+    launchReduce(ReduceOp::Sum, self, mask, keepdim, result, {}, params);
+    return;
+  }
+  TORCH_CHECK(result.is_complex(), "Expected out tensor to have dtype ", self.scalar_type(),
+              ", but got ", result.scalar_type(), " instead");
+  DimMask components = mask;
+  components.reset(self.dim());
+  launchReduce(ReduceOp::Sum, at::view_as_real(self), components, keepdim,
+               at::view_as_real(result), {}, params);
+}
+
 // --- sum, mean, prod ------------------------------------------------------------------------
 
 struct Sum {
+  static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype);
+    return nativeSumInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
     Tensor result = reduceResult(out, self, mask, keepdim, sumDType(self, dtype, out));
-    launchReduce(ReduceOp::Sum, castForReduce(self, result.scalar_type()), mask, keepdim, result,
-                 {});
+    launchSum(castForReduce(self, result.scalar_type()), mask, keepdim, result);
     return out.finish(result);
   }
 };
 
 struct SumFull {
   static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype);
+    return nativeSumInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     return Sum::compute(self, std::nullopt, false, dtype, Output());
@@ -181,9 +206,10 @@ struct SumFull {
 };
 
 struct Mean {
+  static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype);
+    return nativeSumInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
@@ -201,14 +227,14 @@ struct Mean {
     Tensor result = reduceResult(out, self, mask, keepdim, out_dtype);
     kernels::ReduceParams p;
     p.factor = 1.0 / static_cast<double>(reducedNumel(self, mask));
-    launchReduce(ReduceOp::Sum, self, mask, keepdim, result, {}, p);
+    launchSum(self, mask, keepdim, result, p);
     return out.finish(result);
   }
 };
 
 struct MeanFull {
   static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype);
+    return nativeSumInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     return Mean::compute(self, std::nullopt, false, dtype, Output());

@@ -28,7 +28,9 @@ Kind kindOf(UnaryOp op) {
     case UnaryOp::Sign:
     case UnaryOp::Relu:
     case UnaryOp::BitwiseNot:
-    case UnaryOp::Clamp: return Kind::Same;
+    case UnaryOp::Clamp:
+    case UnaryOp::Conj:
+    case UnaryOp::Sgn: return Kind::Same;
     case UnaryOp::LogicalNot:
     case UnaryOp::IsNan:
     case UnaryOp::IsFinite: return Kind::Predicate;
@@ -40,6 +42,13 @@ Kind kindOf(UnaryOp op) {
   }
 }
 
+at::Tensor copyInto(const at::Tensor& out, const at::Tensor& self) {
+  return runElementwise(out, self.scalar_type(), {self},
+                        [](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::copyTable().copy(d, s);
+                        });
+}
+
 // out = op(self); `out` undefined for the functional form.
 at::Tensor unary(UnaryOp op, const at::Tensor& self, const at::Tensor& out,
                  const UnaryParams& p = {}) {
@@ -47,9 +56,15 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self, const at::Tensor& out,
   TORCH_CHECK(!(op == UnaryOp::Neg && in == c10::kBool),
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  const bool complex = c10::isComplexType(in);
+  // On real values conj is the identity and sgn is sign.
+  if (op == UnaryOp::Conj && !complex) return out.is_same(self) ? out : copyInto(out, self);
+  if (op == UnaryOp::Sgn && !complex) op = UnaryOp::Sign;
   const Kind kind = kindOf(op);
   c10::ScalarType compute = kind == Kind::Float ? floatingOf(in) : in;
   c10::ScalarType result = kind == Kind::Predicate ? c10::kBool : compute;
+  if (complex && kernels::complexUnaryResult(op) == kernels::ComplexResult::Real)
+    result = c10::toRealValueType(in);
   // logical_not into a given output keeps that output's dtype.
   if (op == UnaryOp::LogicalNot && out.defined()) result = out.scalar_type();
   if (kind == Kind::Rounding && c10::isIntegralType(in, /*includeBool=*/true)) {
@@ -73,10 +88,24 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self, const at::Tensor& out,
 
 bool nativeInput(const at::Tensor& self) { return kernelSupports(self.scalar_type()); }
 
+// Complex inputs: the ops the complex kernels define (complex32: those CPU has for it).
+bool nativeUnary(UnaryOp op, const at::Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  // CPU refuses abs and relu of bool: the fallback raises its error.
+  if (t == c10::kBool && (op == UnaryOp::Abs || op == UnaryOp::Relu)) return false;
+  if (!kernelSupportsComplex(t)) return op != UnaryOp::Angle && nativeInput(self);
+  if (kernels::complexUnaryResult(op) == kernels::ComplexResult::None) return false;
+  return t != c10::kComplexHalf || op == UnaryOp::Neg || op == UnaryOp::Conj ||
+         op == UnaryOp::IsNan;
+}
+
 template <UnaryOp Op>
 struct Unary {
-  static bool native(const at::Tensor& self) { return nativeInput(self); }
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& self) { return nativeUnary(Op, self); }
   static at::Tensor compute(const at::Tensor& self, const Output& out) {
+    TORCH_CHECK(!(Op == UnaryOp::Abs && self.is_complex() && out.form() == Output::Form::InPlace),
+                "In-place abs is not supported for complex tensors.");
     return unary(Op, self, out.tensor());
   }
 };
@@ -235,6 +264,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_UNARY(Round, "round")
   ACCEL_REGISTER_UNARY(Trunc, "trunc")
   ACCEL_REGISTER_UNARY(Silu, "silu")
+  ACCEL_REGISTER_UNARY(Sgn, "sgn")
+  registerForms<Unary<UnaryOp::Angle>>(m, "angle", nullptr, "angle.out");
+  registerForms<Unary<UnaryOp::Conj>>(m, nullptr, "conj_physical_", "conj_physical.out");
   registerForms<Unary<UnaryOp::Relu>>(m, "relu", "relu_", nullptr);
   registerForms<Unary<UnaryOp::IsNan>>(m, "isnan", nullptr, nullptr);
   registerForms<Gelu>(m, "gelu", "gelu_", "gelu.out");

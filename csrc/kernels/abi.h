@@ -23,14 +23,24 @@ namespace accel::kernels {
   _(Bool, bool, 11)            \
   _(BFloat16, c10::BFloat16, 15)
 
+// The complex dtypes (complex.h). Only the families that name them take them (copy and fill,
+// add/sub/mul/div, eq/ne and the logical ops, the complex unary ops, where); every other
+// family, and every switch that expands ACCEL_FORALL_DTYPES alone, refuses them in validate().
+// ComplexHalf is storage only: it computes in Complex<float>, as CPU does.
+#define ACCEL_FORALL_COMPLEX_DTYPES(_)   \
+  _(ComplexHalf, Complex<c10::Half>, 8)  \
+  _(ComplexFloat, Complex<float>, 9)     \
+  _(ComplexDouble, Complex<double>, 10)
+
 // Values equal c10::ScalarType's, so the aten layer converts with a cast.
 enum class DType : int8_t {
 #define ACCEL_ENUM(NAME, TYPE, VALUE) NAME = VALUE,
-  ACCEL_FORALL_DTYPES(ACCEL_ENUM)
+  ACCEL_FORALL_DTYPES(ACCEL_ENUM) ACCEL_FORALL_COMPLEX_DTYPES(ACCEL_ENUM)
 #undef ACCEL_ENUM
 };
 
-// Whether the kernels support the dtype whose c10::ScalarType value is `t`.
+// Whether every kernel family supports the dtype whose c10::ScalarType value is `t` (the
+// real dtypes).
 constexpr bool isSupportedDType(int t) {
   switch (t) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) case VALUE:
@@ -41,6 +51,18 @@ constexpr bool isSupportedDType(int t) {
   }
 }
 inline bool isSupported(DType t) { return isSupportedDType(static_cast<int>(t)); }
+
+// Whether `t` is one of the complex dtypes, which only some families take.
+constexpr bool isComplexDType(int t) {
+  switch (t) {
+#define ACCEL_CASE(NAME, TYPE, VALUE) case VALUE:
+    ACCEL_FORALL_COMPLEX_DTYPES(ACCEL_CASE)
+#undef ACCEL_CASE
+    return true;
+    default: return false;
+  }
+}
+inline bool isComplex(DType t) { return isComplexDType(static_cast<int>(t)); }
 
 // TensorIterator's limit.
 constexpr int kMaxDims = 25;
@@ -66,6 +88,7 @@ struct Scalar {
   double f = 0;
   int64_t i = 0;
   bool is_integral = false;  // true: use `i`, else `f`
+  double im = 0;             // the imaginary part, read by complex kernels only
 };
 
 }  // namespace accel::kernels

@@ -311,54 +311,94 @@ rt::Error runBinary(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
   return Exec::template run<Out, AnyDType, AnyDType>(d, f, stream);
 }
 
+// Add, Sub, Mul and Div into Out, real or complex (complex32 computes in complex64 and, as on
+// CPU, is not divided). Div is true division: the aten layer only divides into floating or
+// complex outputs. Alpha is applied with a full multiply, as on CPU (for complex values that
+// makes 1 * (x + inf i) nan + inf i, there and here). NotSupported for the other ops.
+template <class Exec, class Out>
+rt::Error runArithmetic(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream) {
+  using T = OpMath<Out>;
+  constexpr bool divides = isFloating<Out> || (isComplexScalar<Out> && std::is_same_v<Out, T>);
+  switch (op) {
+    case BinaryOp::Add: return runBinary<Exec, Out>(d, AddOp<T>{scalarAs<T>(alpha)}, stream);
+    case BinaryOp::Sub: return runBinary<Exec, Out>(d, SubOp<T>{scalarAs<T>(alpha)}, stream);
+    case BinaryOp::Mul: return runBinary<Exec, Out>(d, MulOp<T>{}, stream);
+    case BinaryOp::Div:
+      if constexpr (divides)
+        return runBinary<Exec, Out>(d, DivOp<T>{}, stream);
+      else
+        return rt::Error::NotSupported;
+    default: return rt::Error::NotSupported;
+  }
+}
+
+// The same with the rhs a scalar (operand 1 the tensor input).
+template <class Exec, class Out>
+rt::Error runArithmeticScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs,
+                              rt::Stream stream) {
+  using T = OpMath<Out>;
+  constexpr bool divides = isFloating<Out> || (isComplexScalar<Out> && std::is_same_v<Out, T>);
+  auto run = [&](auto f) {
+    if (d.op[1].dtype == d.op[0].dtype) return Exec::template run<Out, Out>(d, f, stream);
+    return Exec::template run<Out, AnyDType>(d, f, stream);
+  };
+  const T value = scalarAs<T>(rhs);
+  switch (op) {
+    case BinaryOp::Add: return run(WithScalar<AddOp<T>>{AddOp<T>{T(1)}, value});
+    case BinaryOp::Sub: return run(WithScalar<SubOp<T>>{SubOp<T>{T(1)}, value});
+    case BinaryOp::Mul: return run(WithScalar<MulOp<T>>{MulOp<T>{}, value});
+    case BinaryOp::Div:
+      if constexpr (divides)
+        return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
+      else
+        return rt::Error::NotSupported;
+    default: return rt::Error::NotSupported;
+  }
+}
+
+inline bool isArithmetic(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+// Complex operands: only the arithmetic ops, into a complex output.
 template <class Exec>
 rt::Error launchBinary(BinaryOp op, const ElementwiseDesc& d, Scalar alpha, rt::Stream stream) {
-  if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 3, /*complex_ok=*/true); e != rt::Error::Success) return e;
+  if (anyComplex(d)) {
+    if (!isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
+    return dispatchComplex(d.op[0].dtype, [&](auto tag) {
+      return runArithmetic<Exec, typename decltype(tag)::type>(op, d, alpha, stream);
+    });
+  }
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using Out = typename decltype(tag)::type;
-    using T = OpMath<Out>;
-    switch (op) {
-      case BinaryOp::Add: return runBinary<Exec, Out>(d, AddOp<T>{scalarAs<T>(alpha)}, stream);
-      case BinaryOp::Sub: return runBinary<Exec, Out>(d, SubOp<T>{scalarAs<T>(alpha)}, stream);
-      case BinaryOp::Mul: return runBinary<Exec, Out>(d, MulOp<T>{}, stream);
-      case BinaryOp::Div:
-        // The aten layer only divides into floating outputs (true division).
-        if constexpr (isFloating<Out>) return runBinary<Exec, Out>(d, DivOp<T>{}, stream);
-        return rt::Error::NotSupported;
-      default:
-        if (!allSameDType(d)) return rt::Error::InvalidValue;
-        return withTypedBinary<Out>(
-            op, alpha, [&](auto f) { return Exec::template run<Out, Out, Out>(d, f, stream); });
-    }
+    if (isArithmetic(op)) return runArithmetic<Exec, Out>(op, d, alpha, stream);
+    if (!allSameDType(d)) return rt::Error::InvalidValue;
+    return withTypedBinary<Out>(
+        op, alpha, [&](auto f) { return Exec::template run<Out, Out, Out>(d, f, stream); });
   });
 }
 
 template <class Exec>
 rt::Error launchBinaryScalar(BinaryOp op, const ElementwiseDesc& d, Scalar rhs, rt::Stream stream) {
-  if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 2, /*complex_ok=*/true); e != rt::Error::Success) return e;
+  if (anyComplex(d)) {
+    if (!isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
+    return dispatchComplex(d.op[0].dtype, [&](auto tag) {
+      return runArithmeticScalar<Exec, typename decltype(tag)::type>(op, d, rhs, stream);
+    });
+  }
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using Out = typename decltype(tag)::type;
     using T = OpMath<Out>;
-    auto run = [&](auto f) {
-      if (d.op[1].dtype == d.op[0].dtype) return Exec::template run<Out, Out>(d, f, stream);
-      return Exec::template run<Out, AnyDType>(d, f, stream);
-    };
-    T value = scalarAs<T>(rhs);
-    switch (op) {
-      case BinaryOp::Add: return run(WithScalar<AddOp<T>>{AddOp<T>{T(1)}, value});
-      case BinaryOp::Sub: return run(WithScalar<SubOp<T>>{SubOp<T>{T(1)}, value});
-      case BinaryOp::Mul: return run(WithScalar<MulOp<T>>{MulOp<T>{}, value});
-      case BinaryOp::Div:
-        if constexpr (isFloating<Out>) return run(WithScalar<DivOp<T>>{DivOp<T>{}, value});
-        return rt::Error::NotSupported;
-      default:
-        if (!allSameDType(d) || op == BinaryOp::ThresholdBackward || op == BinaryOp::Lerp)
-          return rt::Error::InvalidValue;
-        return withTypedBinary<Out>(op, rhs, [&](auto f) {
-          using Op = decltype(f);
-          return Exec::template run<Out, Out>(d, WithScalar<Op>{f, value}, stream);
-        });
-    }
+    if (isArithmetic(op)) return runArithmeticScalar<Exec, Out>(op, d, rhs, stream);
+    if (!allSameDType(d) || op == BinaryOp::ThresholdBackward || op == BinaryOp::Lerp)
+      return rt::Error::InvalidValue;
+    const T value = scalarAs<T>(rhs);
+    return withTypedBinary<Out>(op, rhs, [&](auto f) {
+      using Op = decltype(f);
+      return Exec::template run<Out, Out>(d, WithScalar<Op>{f, value}, stream);
+    });
   });
 }
 

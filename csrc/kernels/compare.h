@@ -61,29 +61,59 @@ rt::Error withCompare(CompareOp op, const F& f) {
   return rt::Error::InvalidValue;
 }
 
+// Complex numbers are unordered: only equality and the logical ops (nonzero = true) apply.
+template <class S, class F>
+rt::Error withComplexCompare(CompareOp op, const F& f) {
+  using T = CompareT<S>;
+  switch (op) {
+    case CompareOp::Eq: return f(EqOp<T>{});
+    case CompareOp::Ne: return f(NeOp<T>{});
+    case CompareOp::LogicalAnd: return f(LogicalAndOp<T>{});
+    case CompareOp::LogicalOr: return f(LogicalOrOp<T>{});
+    case CompareOp::LogicalXor: return f(LogicalXorOp<T>{});
+    default: return rt::Error::NotSupported;
+  }
+}
+
 template <class Exec>
 rt::Error launchCompare(CompareOp op, const ElementwiseDesc& d, rt::Stream stream) {
-  if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 3, /*complex_ok=*/true); e != rt::Error::Success) return e;
   if (d.op[0].dtype != DType::Bool || d.op[1].dtype != d.op[2].dtype)
     return rt::Error::InvalidValue;
-  return dispatchDType(d.op[1].dtype, [&](auto tag) {
+  auto run = [&](auto tag) {
     using S = typename decltype(tag)::type;
-    return withCompare<S>(op, [&](auto f) { return Exec::template run<bool, S, S>(d, f, stream); });
+    return [&](auto f) { return Exec::template run<bool, S, S>(d, f, stream); };
+  };
+  if (isComplex(d.op[1].dtype)) {
+    return dispatchComplex(d.op[1].dtype, [&](auto tag) {
+      return withComplexCompare<typename decltype(tag)::type>(op, run(tag));
+    });
+  }
+  return dispatchDType(d.op[1].dtype, [&](auto tag) {
+    return withCompare<typename decltype(tag)::type>(op, run(tag));
   });
 }
 
 template <class Exec>
 rt::Error launchCompareScalar(CompareOp op, const ElementwiseDesc& d, Scalar rhs,
                               rt::Stream stream) {
-  if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 2, /*complex_ok=*/true); e != rt::Error::Success) return e;
   if (d.op[0].dtype != DType::Bool) return rt::Error::InvalidValue;
-  return dispatchDType(d.op[1].dtype, [&](auto tag) {
+  auto run = [&](auto tag) {
     using S = typename decltype(tag)::type;
     using T = CompareT<S>;
-    return withCompare<S>(op, [&](auto f) {
+    return [&](auto f) {
       using Op = decltype(f);
       return Exec::template run<bool, S>(d, WithScalar<Op, bool>{f, scalarAs<T>(rhs)}, stream);
+    };
+  };
+  if (isComplex(d.op[1].dtype)) {
+    return dispatchComplex(d.op[1].dtype, [&](auto tag) {
+      return withComplexCompare<typename decltype(tag)::type>(op, run(tag));
     });
+  }
+  return dispatchDType(d.op[1].dtype, [&](auto tag) {
+    return withCompare<typename decltype(tag)::type>(op, run(tag));
   });
 }
 

@@ -108,14 +108,25 @@ struct WithScalar {
   ACCEL_HD R operator()(compute_t a) const { return op(a, rhs); }
 };
 
-// Host-side checks every launch makes before dispatching.
-inline rt::Error validate(const ElementwiseDesc& d, int noperands) {
+// Host-side checks every launch makes before dispatching. Complex operands only reach the
+// launchers that pass complex_ok (and then dispatch them with dispatchComplex).
+inline rt::Error validate(const ElementwiseDesc& d, int noperands, bool complex_ok = false) {
   if (d.noperands != noperands || d.ndim < 0 || d.ndim > kMaxDims || d.numel < 0)
     return rt::Error::InvalidValue;
-  for (int k = 0; k < d.noperands; ++k)
-    if (!isSupported(d.op[k].dtype) || (d.numel > 0 && d.op[k].data == nullptr))
+  for (int k = 0; k < d.noperands; ++k) {
+    const DType t = d.op[k].dtype;
+    if (!(isSupported(t) || (complex_ok && isComplex(t))) ||
+        (d.numel > 0 && d.op[k].data == nullptr))
       return rt::Error::InvalidValue;
+  }
   return rt::Error::Success;
+}
+
+// Whether any operand is complex (such a launch goes to the family's complex path).
+inline bool anyComplex(const ElementwiseDesc& d) {
+  for (int k = 0; k < d.noperands; ++k)
+    if (isComplex(d.op[k].dtype)) return true;
+  return false;
 }
 
 }  // namespace accel::kernels

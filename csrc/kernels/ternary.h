@@ -79,10 +79,19 @@ struct MaskedFillOp {
 
 template <class Exec>
 rt::Error launchTernary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  if (rt::Error e = validate(d, 4); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 4, /*complex_ok=*/op == TernaryOp::Where);
+      e != rt::Error::Success)
+    return e;
   const DType t = d.op[0].dtype;
   const bool cond_ok = op == TernaryOp::Where ? d.op[1].dtype == DType::Bool : d.op[1].dtype == t;
   if (!cond_ok || d.op[2].dtype != t || d.op[3].dtype != t) return rt::Error::InvalidValue;
+  if (isComplex(t)) {
+    // where is the one ternary op on complex values (a selection: no arithmetic).
+    return dispatchComplex(t, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      return Exec::template run<S, bool, S, S>(d, WhereOp<S>{}, stream);
+    });
+  }
   return dispatchDType(t, [&](auto tag) -> rt::Error {
     using S = typename decltype(tag)::type;
     using T = OpMath<S>;

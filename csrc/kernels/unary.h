@@ -46,6 +46,10 @@ enum class UnaryOp : int {
   Clamp,     // a = min (if has_a), b = max (if has_b)
   NanToNum,  // a = nan, b = posinf, c = neginf replacements
   Softplus,  // a = beta, b = threshold
+  // Complex inputs only (complexUnaryOp): Abs and Angle write the real dtype of the input.
+  Conj,
+  Angle,
+  Sgn,
 };
 
 struct UnaryParams {
@@ -55,7 +59,7 @@ struct UnaryParams {
 
 struct UnaryTable {
   // out = op(in): operand 0 the output, operand 1 the input (same dtype; bool out for the
-  // predicates LogicalNot, IsNan, IsFinite).
+  // predicates LogicalNot, IsNan, IsFinite; the real dtype for Abs and Angle of a complex).
   rt::Error (*unary)(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p, rt::Stream stream);
   template <class Exec>
   static UnaryTable make();
@@ -181,10 +185,112 @@ constexpr T highest() {
     return std::numeric_limits<T>::max();
 }
 
+// The complex unary ops, as functors over T = Complex<R> (R the result for Abs and Angle).
+#define ACCEL_COMPLEX_UNARY(NAME, RESULT, EXPR)            \
+  template <class T>                                        \
+  struct NAME {                                             \
+    using compute_t = T;                                    \
+    using R = RealOfT<T>;                                   \
+    ACCEL_HD RESULT operator()(T z) const { return EXPR; } \
+  };
+ACCEL_COMPLEX_UNARY(ComplexAbsFn, R, cabs(z))
+ACCEL_COMPLEX_UNARY(ComplexAngleFn, R, carg(z))
+ACCEL_COMPLEX_UNARY(ComplexConjFn, T, cconj(z))
+ACCEL_COMPLEX_UNARY(ComplexSgnFn, T, csgn(z))
+ACCEL_COMPLEX_UNARY(ComplexExpFn, T, cexp(z))
+ACCEL_COMPLEX_UNARY(ComplexLogFn, T, clog(z))
+ACCEL_COMPLEX_UNARY(ComplexSqrtFn, T, csqrt(z))
+ACCEL_COMPLEX_UNARY(ComplexRsqrtFn, T, T(R(1)) / csqrt(z))
+ACCEL_COMPLEX_UNARY(ComplexSinFn, T, csin(z))
+ACCEL_COMPLEX_UNARY(ComplexCosFn, T, ccos(z))
+ACCEL_COMPLEX_UNARY(ComplexTanhFn, T, ctanh(z))
+ACCEL_COMPLEX_UNARY(ComplexSigmoidFn, T, T(R(1)) / (T(R(1)) + cexp(-z)))
+ACCEL_COMPLEX_UNARY(ComplexIsNanFn, bool, z.re != z.re || z.im != z.im)
+ACCEL_COMPLEX_UNARY(ComplexIsFiniteFn, bool, std::isfinite(z.re) && std::isfinite(z.im))
+#undef ACCEL_COMPLEX_UNARY
+
+// The ops defined on complex inputs, and what they write: the input's dtype, bool, or the
+// input's real dtype.
+enum class ComplexResult { Same, Bool, Real, None };
+inline ComplexResult complexUnaryResult(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Conj:
+    case UnaryOp::Sgn:
+    case UnaryOp::Reciprocal:
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid: return ComplexResult::Same;
+    case UnaryOp::LogicalNot:
+    case UnaryOp::IsNan:
+    case UnaryOp::IsFinite: return ComplexResult::Bool;
+    case UnaryOp::Abs:
+    case UnaryOp::Angle: return ComplexResult::Real;
+    default: return ComplexResult::None;
+  }
+}
+
+template <class Exec>
+rt::Error launchComplexUnary(UnaryOp op, const ElementwiseDesc& d, rt::Stream stream) {
+  const DType in = d.op[1].dtype;
+  return dispatchComplex(in, [&](auto tag) -> rt::Error {
+    using S = typename decltype(tag)::type;
+    using T = OpMath<S>;
+    using R = RealOfT<S>;
+    const ComplexResult kind = complexUnaryResult(op);
+    const DType want = kind == ComplexResult::Same   ? in
+                       : kind == ComplexResult::Bool ? DType::Bool
+                                                     : realDType(in);
+    const bool out_ok = d.op[0].dtype == want;
+    if (kind == ComplexResult::None || !out_ok) return rt::Error::InvalidValue;
+    // ComplexHalf: only what CPU defines on it (the rest compute in complex64 or fall back).
+    if constexpr (!std::is_same_v<S, T>) {
+      switch (op) {
+        case UnaryOp::Neg: return runUnary<Exec, S, S>(d, NegFn<T>{}, stream);
+        case UnaryOp::Conj: return runUnary<Exec, S, S>(d, ComplexConjFn<T>{}, stream);
+        case UnaryOp::IsNan: return runUnary<Exec, bool, S>(d, ComplexIsNanFn<T>{}, stream);
+        default: return rt::Error::NotSupported;
+      }
+    } else {
+#define ACCEL_RUN(FN) return runUnary<Exec, S, S>(d, FN<T>{}, stream)
+#define ACCEL_RUN_BOOL(FN) return runUnary<Exec, bool, S>(d, FN<T>{}, stream)
+      switch (op) {
+        case UnaryOp::Neg: ACCEL_RUN(NegFn);
+        case UnaryOp::Conj: ACCEL_RUN(ComplexConjFn);
+        case UnaryOp::Sgn: ACCEL_RUN(ComplexSgnFn);
+        case UnaryOp::Reciprocal: ACCEL_RUN(ReciprocalFn);
+        case UnaryOp::Exp: ACCEL_RUN(ComplexExpFn);
+        case UnaryOp::Log: ACCEL_RUN(ComplexLogFn);
+        case UnaryOp::Sqrt: ACCEL_RUN(ComplexSqrtFn);
+        case UnaryOp::Rsqrt: ACCEL_RUN(ComplexRsqrtFn);
+        case UnaryOp::Sin: ACCEL_RUN(ComplexSinFn);
+        case UnaryOp::Cos: ACCEL_RUN(ComplexCosFn);
+        case UnaryOp::Tanh: ACCEL_RUN(ComplexTanhFn);
+        case UnaryOp::Sigmoid: ACCEL_RUN(ComplexSigmoidFn);
+        case UnaryOp::LogicalNot: ACCEL_RUN_BOOL(LogicalNotFn);
+        case UnaryOp::IsNan: ACCEL_RUN_BOOL(ComplexIsNanFn);
+        case UnaryOp::IsFinite: ACCEL_RUN_BOOL(ComplexIsFiniteFn);
+        case UnaryOp::Abs: return runUnary<Exec, R, S>(d, ComplexAbsFn<T>{}, stream);
+        case UnaryOp::Angle: return runUnary<Exec, R, S>(d, ComplexAngleFn<T>{}, stream);
+        default: return rt::Error::NotSupported;
+      }
+#undef ACCEL_RUN
+#undef ACCEL_RUN_BOOL
+    }
+  });
+}
+
 template <class Exec>
 rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p,
                       rt::Stream stream) {
-  if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
+  if (rt::Error e = validate(d, 2, /*complex_ok=*/true); e != rt::Error::Success) return e;
+  if (isComplex(d.op[1].dtype)) return launchComplexUnary<Exec>(op, d, stream);
+  if (isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
   const bool predicate =
       op == UnaryOp::LogicalNot || op == UnaryOp::IsNan || op == UnaryOp::IsFinite;
   if (predicate ? d.op[0].dtype != DType::Bool : d.op[0].dtype != d.op[1].dtype)
@@ -199,8 +305,6 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
       switch (op) {
         case UnaryOp::LogicalNot:
         case UnaryOp::BitwiseNot: ACCEL_RUN_BOOL(LogicalNotFn);
-        case UnaryOp::Abs:
-        case UnaryOp::Relu:
         case UnaryOp::Sign: return runUnary<Exec, S, S>(d, ClampFn<S>{false, true}, stream);
         case UnaryOp::IsNan: ACCEL_RUN_BOOL(IsNanFn);
         case UnaryOp::IsFinite: ACCEL_RUN_BOOL(IsFiniteFn);
