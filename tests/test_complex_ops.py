@@ -96,8 +96,19 @@ def test_cast_from_complex(strict, src, dst):
         same(acc.to(dst), cpu.to(dst), exact=True)
 
 
-@pytest.mark.parametrize("src", [torch.float32, torch.float64, torch.float16, torch.int64, torch.uint8,
-                                 torch.bool, torch.complex64, torch.complex128])
+@pytest.mark.parametrize(
+    "src",
+    [
+        torch.float32,
+        torch.float64,
+        torch.float16,
+        torch.int64,
+        torch.uint8,
+        torch.bool,
+        torch.complex64,
+        torch.complex128,
+    ],
+)
 @pytest.mark.parametrize("dst", [torch.complex64, torch.complex128, torch.complex32])
 def test_cast_to_complex(strict, src, dst):
     x = (torch.randn(6, 5) * 4).to(src)
@@ -235,8 +246,9 @@ def test_complex32_arithmetic(strict):
         f = getattr(torch, op)
         got = f(a.to("accel"), b.to("accel"))
         assert got.dtype == torch.complex32
-        torch.testing.assert_close(got.cpu().to(torch.complex64), f(a, b).to(torch.complex64),
-                                   rtol=2e-3, atol=2e-3)
+        torch.testing.assert_close(
+            got.cpu().to(torch.complex64), f(a, b).to(torch.complex64), rtol=2e-3, atol=2e-3
+        )
     same(-a.to("accel"), -a, exact=True)
     same(a.to("accel") == b.to("accel"), a == b, exact=True)
 
@@ -278,8 +290,22 @@ def test_ordering_falls_back_to_cpus_error():
 
 # --- unary -----------------------------------------------------------------------------------
 
-UNARY = ["neg", "conj_physical", "sgn", "reciprocal", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
-         "tanh", "sigmoid", "abs", "angle"]
+UNARY = [
+    "neg",
+    "conj_physical",
+    "sgn",
+    "reciprocal",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "abs",
+    "angle",
+]
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
@@ -307,8 +333,9 @@ def test_unary_special_values(strict, dtype):
         f = getattr(torch, op)
         same(f(xa), f(x), exact=op != "abs")
     # zero: sgn and sqrt of 0 are 0, exp of a real value stays real
-    z = torch.tensor([0j, complex(-0.0, 0.0), 4 + 0j, complex(-INF, 0.0), complex(INF, 0.0)],
-                     dtype=dtype)
+    z = torch.tensor(
+        [0j, complex(-0.0, 0.0), 4 + 0j, complex(-INF, 0.0), complex(INF, 0.0)], dtype=dtype
+    )
     za = z.to("accel")
     same(za.sgn()[:2], z.sgn()[:2], exact=True)
     same(za.sqrt()[:3], z.sqrt()[:3])
@@ -340,8 +367,11 @@ def test_where(strict, dtype):
     cond = a.real > 0
     same(torch.where(cond.to("accel"), a.to("accel"), b.to("accel")), torch.where(cond, a, b), True)
     same(torch.where(cond.to("accel"), a.to("accel"), 0j), torch.where(cond, a, 0j), True)
-    same(torch.where(cond.to("accel"), a.to("accel"), b.real.to("accel")),
-         torch.where(cond, a, b.real), True)
+    same(
+        torch.where(cond.to("accel"), a.to("accel"), b.real.to("accel")),
+        torch.where(cond, a, b.real),
+        True,
+    )
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
@@ -374,10 +404,16 @@ def test_assert_close_and_isclose_run_native(strict, dtype):
     with pytest.raises(AssertionError):
         torch.testing.assert_close(xa, xa + 1, equal_nan=True)
     y = x + 1e-3
-    same(torch.isclose(xa, y.to("accel"), equal_nan=True), torch.isclose(x, y, equal_nan=True),
-         exact=True)
-    same(torch.isclose(xa, y.to("accel"), rtol=0, atol=1e-2),
-         torch.isclose(x, y, rtol=0, atol=1e-2), exact=True)
+    same(
+        torch.isclose(xa, y.to("accel"), equal_nan=True),
+        torch.isclose(x, y, equal_nan=True),
+        exact=True,
+    )
+    same(
+        torch.isclose(xa, y.to("accel"), rtol=0, atol=1e-2),
+        torch.isclose(x, y, rtol=0, atol=1e-2),
+        exact=True,
+    )
     assert torch.equal(xa[:5], xa[:5].clone())
     assert not torch.equal(xa, xa.clone())  # nan != nan
     assert not torch.equal(xa[:5], xa[1:6])

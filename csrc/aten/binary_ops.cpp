@@ -102,8 +102,7 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c
 
 // Real results, or complex ones (complex32 only adds, subtracts and multiplies, as on CPU);
 // a complex alpha only with a complex result (CPU refuses the rest, through the fallback).
-bool nativeBinary(BinaryOp op, const at::Tensor& a, const at::Tensor& b,
-                  const c10::Scalar& alpha) {
+bool nativeBinary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
   if (!kernelKnows(a.scalar_type()) || !kernelKnows(b.scalar_type())) return false;
   const c10::ScalarType t = at::result_type(a, b);
   if (kernelSupports(t)) return !alpha.isComplex();

@@ -1,6 +1,6 @@
 // Comparisons (eq ne lt le gt ge) and logical and/or/xor: Tensor and Scalar overloads,
-// functional, in-place and out=; torch.equal. Inputs compare in their common dtype; the result is bool
-// (an in-place or out= tensor of another dtype receives it cast).
+// functional, in-place and out=; torch.equal. Inputs compare in their common dtype; the result is
+// bool (an in-place or out= tensor of another dtype receives it cast).
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/result_type.h>
@@ -83,8 +83,9 @@ struct Equal {
     return nativeCompare(CompareOp::Eq, a, b);
   }
   static bool compute(const at::Tensor& a, const at::Tensor& b) {
-    TORCH_CHECK(a.device() == b.device(), "Cannot compare two tensors on different devices. Got: ",
-                a.device(), " and ", b.device());
+    TORCH_CHECK(a.device() == b.device(),
+                "Cannot compare two tensors on different devices. Got: ", a.device(), " and ",
+                b.device());
     if (!a.sizes().equals(b.sizes())) return false;
     if (a.numel() == 0) return true;
     return at::eq(a, b).all().item<bool>();

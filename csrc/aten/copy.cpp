@@ -40,14 +40,10 @@ at::Tensor asBits(const at::Tensor& t) {
               ")");
 }
 
-
 // t = op(t), for the lazy bits' conj and neg.
 void applyInPlace(kernels::UnaryOp op, const at::Tensor& t) {
-  auto iter = at::TensorIteratorConfig()
-                  .add_output(t)
-                  .add_const_input(t)
-                  .resize_outputs(false)
-                  .build();
+  auto iter =
+      at::TensorIteratorConfig().add_output(t).add_const_input(t).resize_outputs(false).build();
   const int device = t.device().index();
   ACCEL_RT_CHECK(kernels::unaryTable().unary(op, makeDesc(iter), {}, currentRuntimeStream(device)),
                  device);
@@ -155,8 +151,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // copy the stored values, then apply what differs to the destination.
   bool conj = src.is_conj() != dst.is_conj(), neg = src.is_neg() != dst.is_neg();
   if (conj || neg) {
-    if (src.is_privateuseone() && src.device() == dst.device() &&
-        kernelKnows(src.scalar_type()) && kernelKnows(dst.scalar_type())) {
+    if (src.is_privateuseone() && src.device() == dst.device() && kernelKnows(src.scalar_type()) &&
+        kernelKnows(dst.scalar_type())) {
       // On one device (resolve_conj, clone of a conjugate view): copy, then apply the bits.
       at::Tensor target = storedValues(dst);
       copyOnDevice(target, storedValues(src));

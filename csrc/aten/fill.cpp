@@ -15,9 +15,8 @@ namespace {
 struct Fill {
   // A complex value fills complex tensors; into a real one CPU's cast rules apply (fallback).
   static bool native(at::Tensor& self, const c10::Scalar& value) {
-    return kernelSupports(self.scalar_type())
-               ? !value.isComplex()
-               : kernelSupportsComplex(self.scalar_type());
+    return kernelSupports(self.scalar_type()) ? !value.isComplex()
+                                              : kernelSupportsComplex(self.scalar_type());
   }
   static at::Tensor& compute(at::Tensor& self, const c10::Scalar& value) {
     if (self.numel() == 0) return self;

@@ -175,8 +175,8 @@ void launchSum(const Tensor& self, const DimMask& mask, bool keepdim, const Tens
               ", but got ", result.scalar_type(), " instead");
   DimMask components = mask;
   components.reset(self.dim());
-  launchReduce(ReduceOp::Sum, at::view_as_real(self), components, keepdim,
-               at::view_as_real(result), {}, params);
+  launchReduce(ReduceOp::Sum, at::view_as_real(self), components, keepdim, at::view_as_real(result),
+               {}, params);
 }
 
 // --- sum, mean, prod ------------------------------------------------------------------------

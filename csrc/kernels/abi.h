@@ -27,9 +27,9 @@ namespace accel::kernels {
 // add/sub/mul/div, eq/ne and the logical ops, the complex unary ops, where); every other
 // family, and every switch that expands ACCEL_FORALL_DTYPES alone, refuses them in validate().
 // ComplexHalf is storage only: it computes in Complex<float>, as CPU does.
-#define ACCEL_FORALL_COMPLEX_DTYPES(_)   \
-  _(ComplexHalf, Complex<c10::Half>, 8)  \
-  _(ComplexFloat, Complex<float>, 9)     \
+#define ACCEL_FORALL_COMPLEX_DTYPES(_)  \
+  _(ComplexHalf, Complex<c10::Half>, 8) \
+  _(ComplexFloat, Complex<float>, 9)    \
   _(ComplexDouble, Complex<double>, 10)
 
 // Values equal c10::ScalarType's, so the aten layer converts with a cast.

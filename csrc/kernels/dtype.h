@@ -81,9 +81,9 @@ constexpr bool isFloating = isReducedFloat<T> || std::is_floating_point_v<T>;
 // The type arithmetic on T is computed in (at::opmath_type): float for half and bfloat16,
 // Complex<float> for ComplexHalf.
 template <class T>
-using OpMath = std::conditional_t<isReducedFloat<T>, float,
-                                  std::conditional_t<std::is_same_v<T, Complex<c10::Half>>,
-                                                     Complex<float>, T>>;
+using OpMath = std::conditional_t<
+    isReducedFloat<T>, float,
+    std::conditional_t<std::is_same_v<T, Complex<c10::Half>>, Complex<float>, T>>;
 
 // The real type of a complex one's components (T itself when real).
 template <class T, bool = isComplexScalar<T>>

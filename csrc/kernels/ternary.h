@@ -79,8 +79,7 @@ struct MaskedFillOp {
 
 template <class Exec>
 rt::Error launchTernary(TernaryOp op, const ElementwiseDesc& d, Scalar value, rt::Stream stream) {
-  if (rt::Error e = validate(d, 4, /*complex_ok=*/op == TernaryOp::Where);
-      e != rt::Error::Success)
+  if (rt::Error e = validate(d, 4, /*complex_ok=*/op == TernaryOp::Where); e != rt::Error::Success)
     return e;
   const DType t = d.op[0].dtype;
   const bool cond_ok = op == TernaryOp::Where ? d.op[1].dtype == DType::Bool : d.op[1].dtype == t;

@@ -187,10 +187,10 @@ constexpr T highest() {
 
 // The complex unary ops, as functors over T = Complex<R> (R the result for Abs and Angle).
 #define ACCEL_COMPLEX_UNARY(NAME, RESULT, EXPR)            \
-  template <class T>                                        \
-  struct NAME {                                             \
-    using compute_t = T;                                    \
-    using R = RealOfT<T>;                                   \
+  template <class T>                                       \
+  struct NAME {                                            \
+    using compute_t = T;                                   \
+    using R = RealOfT<T>;                                  \
     ACCEL_HD RESULT operator()(T z) const { return EXPR; } \
   };
 ACCEL_COMPLEX_UNARY(ComplexAbsFn, R, cabs(z))
