@@ -83,7 +83,7 @@ TEST_F(CopyTest, RejectsBadDescriptors) {
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   p.addContiguous(DType::Float, [](int64_t) { return 0.0; });
   ElementwiseDesc d = p.desc();
-  d.op[1].dtype = static_cast<DType>(8);  // ComplexHalf: not supported
+  d.op[1].dtype = static_cast<DType>(12);  // QInt8: no kernel takes it
   EXPECT_EQ(host::copyTable().copy(d, stream_), rt::Error::InvalidValue);
   d = p.desc();
   d.noperands = 3;
