@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aten/copy.h"
+#include "aten/output_rules.h"
 
 namespace accel {
 namespace {
@@ -160,6 +161,15 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
           slots.push_back({i, static_cast<int64_t>(k), *list[k], {}, w});
         }
       }
+    }
+  }
+  // A written argument off the device (a CPU out=) is refused as TensorIterator refuses it:
+  // the CPU kernel would fill it silently.
+  if (!slots.empty()) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const c10::IValue& v = originals[i];
+      if (written(args[i]) && v.isTensor() && v.toTensor().defined() && !isAccel(v.toTensor()))
+        checkOutDevice(v.toTensor(), device ? device : slots.front().accel.device());
     }
   }
   viewStorages(slots);
