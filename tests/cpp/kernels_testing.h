@@ -44,6 +44,10 @@ inline double roundTo(DType t, double v) {
     case DType::Int8: return wrap(int8_t{});
     case DType::UInt8: return wrap(uint8_t{});
     case DType::Bool: return v != 0 ? 1.0 : 0.0;
+    // A real value stored as complex: its real part, rounded as the component type.
+    case DType::ComplexHalf: return double(float(c10::Half(float(v))));
+    case DType::ComplexFloat: return double(float(v));
+    case DType::ComplexDouble: return v;
   }
   return v;
 }
