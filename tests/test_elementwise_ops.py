@@ -186,6 +186,32 @@ def test_square_is_bit_identical_to_cpu(dtype):
     no_fallback()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_pow_exponents_without_pow_match_cpu(dtype):
+    # 1, 3, -2 and -1 are a copy, products and a reciprocal, as on CPU: the same bits (half
+    # keeps pow for 3 and -2, as CPU). 0.5 and -0.5 are sqrt and rsqrt, which are correctly
+    # rounded here and may differ from CPU's vectorised ones in the last bit.
+    x = (torch.rand(257, dtype=torch.float64) * 4 + 0.01).to(dtype)
+    x[0] = 0.0
+    for exponent in (1, 3, -2, -1, 1.0, 3.0):
+        got = x.to("accel") ** exponent
+        assert torch.equal(got.cpu(), x**exponent), exponent
+    for exponent in (0.5, -0.5):
+        torch.testing.assert_close((x.to("accel") ** exponent).cpu(), x**exponent)
+    y = x.to("accel")[::2]
+    y.pow_(3)
+    assert torch.equal(y.cpu(), x[::2].pow(3))
+    z = x.to("accel")
+    assert z.pow_(1) is z and torch.equal(z.cpu(), x)
+    out = torch.empty(3, dtype=torch.float64, device="accel")
+    with pytest.warns(UserWarning, match="resized"):
+        torch.pow(x.to("accel"), 1, out=out)
+    assert torch.equal(out.cpu(), x.double())
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.pow(x.to("accel"), 1, out=torch.empty(257, dtype=torch.int64, device="accel"))
+    no_fallback()
+
+
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 def test_compare(op, dtype):
@@ -410,3 +436,4 @@ def test_fused_adamw_with_grad_scaler_matches_cpu():
         "aten::_amp_update_scale_",
     ]:
         assert name not in torch_accel.fallback_counts()
+

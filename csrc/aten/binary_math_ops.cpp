@@ -6,6 +6,9 @@
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/reciprocal.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/sqrt.h>
 #include <torch/library.h>
 
 #include <type_traits>
@@ -14,6 +17,7 @@
 #include "aten/elementwise_iter.h"
 #include "aten/op_forms.h"
 #include "kernels/binary.h"
+#include "kernels/copy.h"
 
 namespace accel {
 namespace {
@@ -80,8 +84,38 @@ struct Math {
   }
 };
 
-// pow(tensor, scalar). x ** 2 is x * x, as CPU computes it: the same bits without a pow per
-// element (RMSNorm's and variance's path). A complex base takes only that exponent natively.
+// The exponents CPU and CUDA compute without pow: 1 is a copy, 2 and 3 are products, -2 the
+// reciprocal of x * x, 0.5, -0.5 and -1 are sqrt, rsqrt and reciprocal. The same bits, at a
+// multiply's cost (RMSNorm's forward and the backward of pow and rsqrt take these).
+// CPU's half kernel has no products beyond the square, so it keeps pow for 3 and -2.
+// Returns an undefined tensor for any other exponent.
+at::Tensor powWithoutPow(const at::Tensor& a, double p, const at::Tensor& out, c10::ScalarType t) {
+  at::Tensor o = out;
+  auto square = [&](const at::Tensor& dst) { return binaryTyped(BinaryOp::Mul, a, a, dst, t); };
+  auto unaryOp = [&](auto functional, auto into) {
+    return o.defined() ? into(o, a) : functional(a);
+  };
+  if (p == 2) return square(out);
+  if (!c10::isFloatingType(t)) return at::Tensor();
+  const bool products = t != c10::kHalf;
+  if (p == 1) {
+    if (o.is_same(a)) return o;
+    return runElementwise(out, t, {a}, [](const kernels::ElementwiseDesc& d, rt::Stream s) {
+      return kernels::copyTable().copy(d, s);
+    });
+  }
+  if (p == 3 && products) return binaryTyped(BinaryOp::Mul, square(at::Tensor()), a, out, t);
+  if (p == -2 && products) {
+    const at::Tensor sq = square(at::Tensor());
+    return o.defined() ? at::reciprocal_out(o, sq) : at::reciprocal(sq);
+  }
+  if (p == 0.5) return unaryOp(at::sqrt, at::sqrt_out);
+  if (p == -0.5) return unaryOp(at::rsqrt, at::rsqrt_out);
+  if (p == -1) return unaryOp(at::reciprocal, at::reciprocal_out);
+  return at::Tensor();
+}
+
+// pow(tensor, scalar). A complex base takes only the exponent 2 natively, as z * z.
 struct PowScalar {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& a, const c10::Scalar& e) {
@@ -93,9 +127,11 @@ struct PowScalar {
     if (a.is_complex()) return binaryTyped(BinaryOp::Mul, a, a, out.tensor(), a.scalar_type());
     const at::Tensor y = asTensor(e);
     const c10::ScalarType t = typeOf(BinaryOp::Pow, a, y);
-    const bool square = !e.isBoolean() && e.toDouble() == 2.0 && t == a.scalar_type();
-    return square ? binaryTyped(BinaryOp::Mul, a, a, out.tensor(), t)
-                  : binaryTyped(BinaryOp::Pow, a, y, out.tensor(), t);
+    if (!e.isBoolean() && t == a.scalar_type()) {
+      at::Tensor r = powWithoutPow(a, e.toDouble(), out.tensor(), t);
+      if (r.defined()) return r;
+    }
+    return binaryTyped(BinaryOp::Pow, a, y, out.tensor(), t);
   }
 };
 
