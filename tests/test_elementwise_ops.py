@@ -437,3 +437,44 @@ def test_fused_adamw_with_grad_scaler_matches_cpu():
     ]:
         assert name not in torch_accel.fallback_counts()
 
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.complex64])
+def test_strided_operands_in_segments_match_cpu(dtype):
+    # Rows of 20, 256 and 700 elements (under, at and over a segment), starting mid-row in
+    # parallel chunks (over 32768 elements): transposed, sliced and broadcast operands, and
+    # outputs that are transposed or written in place through a view.
+    def make(*shape):
+        return (torch.randn(*shape) * 4).to(dtype)
+
+    def same(got, expected):  # complex mul may differ from CPU's by an ulp (a fused product)
+        if dtype.is_complex:
+            torch.testing.assert_close(got.cpu(), expected)
+        else:
+            assert torch.equal(got.cpu(), expected)
+
+    for inner in (20, 256, 700):
+        a = make(7, 61, inner)
+        b = make(61, 7, inner).transpose(0, 1)  # dense along the row, transposed outside it
+        row = make(7, 61, 1)  # broadcast along the row
+        col = make(inner)  # broadcast over the outer dimensions
+        sliced = make(7, 61, 2 * inner)[..., ::2]  # a row with a stride of two elements
+        for x, y in ((a, b), (a, row), (b, col), (sliced, a), (row, sliced)):
+            got = x.to("accel") * y.to("accel")
+            same(got, x * y)
+            same(x.to("accel") + y.to("accel"), x + y)
+        c = torch.where(a.real > 0 if dtype.is_complex else a > 0, b, row)
+        gc = torch.where(
+            (a.real > 0 if dtype.is_complex else a > 0).to("accel"), b.to("accel"), row.to("accel")
+        )
+        same(gc, c)
+        # A transposed output: the result is scattered back.
+        out = torch.empty(inner, 61, 7, dtype=dtype, device="accel").permute(2, 1, 0)
+        torch.mul(a.to("accel"), b.to("accel"), out=out)
+        same(out, a * b)
+        # In place through a strided view, on a copy that keeps the other half.
+        base = make(7, 61, 2 * inner)
+        acc = base.to("accel")
+        acc[..., 1::2].mul_(row.to("accel"))
+        base[..., 1::2].mul_(row)
+        same(acc, base)
+    no_fallback()

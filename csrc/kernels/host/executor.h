@@ -8,7 +8,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -55,17 +57,23 @@ ACCEL_TARGET_AVX2 void denseLoopAvx2(const F f, int64_t begin, int64_t end, Out*
 }
 #endif
 
+// The dense loop over n elements at the given pointers, in AVX2 lanes when the CPU has them.
+template <class F, class Out, class... In>
+void denseCall(const F& f, int64_t n, Out* out, const In*... in) {
+#ifdef ACCEL_HOST_AVX2
+  if (hostHasAvx2()) return denseLoopAvx2(f, 0, n, out, in...);
+#endif
+  denseLoop(f, 0, n, out, in...);
+}
+
 template <class F, class Out, class... In, size_t... I>
 void denseRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end,
                 std::index_sequence<I...>) {
-#ifdef ACCEL_HOST_AVX2
-  if (hostHasAvx2())
-    return denseLoopAvx2(f, begin, end, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
-#endif
-  denseLoop(f, begin, end, typedData<Out>(d, 0), typedData<const In>(d, I + 1)...);
+  denseCall(f, end - begin, typedData<Out>(d, 0) + begin, typedData<const In>(d, I + 1) + begin...);
 }
 
-// Any strides: the offsets are computed once per run along dimension 0, then stepped.
+// Any strides, any dtypes: the offsets are computed once per run along dimension 0, then
+// stepped.
 template <class F, class Out, class... In>
 void stridedRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end) {
   constexpr int N = 1 + sizeof...(In);
@@ -81,6 +89,72 @@ void stridedRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t e
     i += n;
   }
 }
+
+// Typed operands with strides, in runs of at most kSegment elements along dimension 0: an
+// operand dense along it is used in place; another is first gathered into a small buffer (a
+// broadcast one is its value repeated), so every run is the dense, vectorised loop, and an
+// output that is not dense is computed into a buffer and scattered. Transposed and broadcast
+// operands (attention's heads, RMSNorm's per-row scale) thus cost little more than dense ones.
+constexpr int64_t kSegment = 256;
+
+template <class S>
+const S* segmentInput(const ElementwiseDesc& d, int k, int64_t off, int64_t n, S* buf) {
+  const char* p = d.op[k].data + off;
+  const int64_t stride = d.op[k].strides[0];
+  if (stride == static_cast<int64_t>(sizeof(S))) return reinterpret_cast<const S*>(p);
+  if (stride == 0) {
+    std::fill(buf, buf + n, *reinterpret_cast<const S*>(p));
+  } else {
+    for (int64_t j = 0; j < n; ++j) buf[j] = *reinterpret_cast<const S*>(p + j * stride);
+  }
+  return buf;
+}
+
+template <class F, class Out, class... In, size_t... I>
+void stridedSegments(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end,
+                     std::index_sequence<I...>) {
+  constexpr int N = 1 + sizeof...(In);
+  std::tuple<std::array<In, kSegment>...> in_buf;
+  std::array<Out, kSegment> out_buf;
+  const int64_t inner = d.sizes[0];
+  // The position of element `begin`: along dimension 0, and the offsets of its row's start.
+  int64_t idx[kMaxDims] = {};
+  int64_t row[N] = {};
+  int64_t rest = begin;
+  for (int dim = 0; dim < d.ndim; ++dim) {
+    idx[dim] = rest % d.sizes[dim];
+    rest /= d.sizes[dim];
+    if (dim > 0)
+      for (int k = 0; k < N; ++k) row[k] += idx[dim] * d.op[k].strides[dim];
+  }
+  const int64_t out_stride = d.op[0].strides[0];
+  const bool out_dense = out_stride == static_cast<int64_t>(sizeof(Out));
+  for (int64_t i = begin; i < end;) {
+    const int64_t n = std::min(end - i, inner - idx[0]);
+    for (int64_t j = 0; j < n; j += kSegment) {
+      const int64_t m = std::min(kSegment, n - j);
+      const int64_t at = idx[0] + j;
+      char* out = d.op[0].data + row[0] + at * out_stride;
+      Out* dst = out_dense ? reinterpret_cast<Out*>(out) : out_buf.data();
+      denseCall(f, m, dst,
+                segmentInput<In>(d, I + 1, row[I + 1] + at * d.op[I + 1].strides[0], m,
+                                 std::get<I>(in_buf).data())...);
+      if (!out_dense)
+        for (int64_t q = 0; q < m; ++q) *reinterpret_cast<Out*>(out + q * out_stride) = dst[q];
+    }
+    i += n;
+    idx[0] = 0;
+    for (int dim = 1; dim < d.ndim; ++dim) {  // the next row: step the outer index
+      for (int k = 0; k < N; ++k) row[k] += d.op[k].strides[dim];
+      if (++idx[dim] < d.sizes[dim]) break;
+      for (int k = 0; k < N; ++k) row[k] -= d.sizes[dim] * d.op[k].strides[dim];
+      idx[dim] = 0;
+    }
+  }
+}
+
+// Rows shorter than this take the per-element path: a run's setup would cost more.
+constexpr int64_t kMinSegmentRow = 16;
 
 // Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
 struct PlainAccumulate {
@@ -102,6 +176,13 @@ struct Executor {
         return launch(stream, d.numel, [d, f] {
           rt::host::parallelFor(0, d.numel, kGrain, [&](int64_t b, int64_t e) {
             denseRange<F, Out, In...>(f, d, b, e, std::index_sequence_for<In...>{});
+          });
+        });
+      }
+      if (d.ndim > 0 && d.sizes[0] >= kMinSegmentRow) {
+        return launch(stream, d.numel, [d, f] {
+          rt::host::parallelFor(0, d.numel, kGrain, [&](int64_t b, int64_t e) {
+            stridedSegments<F, Out, In...>(f, d, b, e, std::index_sequence_for<In...>{});
           });
         });
       }
