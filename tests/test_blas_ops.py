@@ -63,6 +63,27 @@ def test_mm_all_layouts(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_large_products_split_over_host_threads(dtype):
+    # Products of millions of flops are split over the host's threads, by columns of the
+    # result or by batch: every layout, alpha/beta and a batch gives CPU's values.
+    def close(got, expected, dtype):  # sums of 160 products: fp32 rounding grows with them
+        tol = dict(atol=1e-4, rtol=1e-4) if dtype == torch.float32 else TOL[dtype]
+        assert got.device.type == "accel" and got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu().double(), expected.double(), **tol)
+
+    a, b, c = rand(96, 160, dtype=dtype), rand(160, 200, dtype=dtype), rand(96, 200, dtype=dtype)
+    ref = (a.double() @ b.double()).to(dtype)
+    for la in LAYOUTS:
+        for lb in LAYOUTS:
+            close(torch.mm(on_device(a, la), on_device(b, lb)), ref, dtype)
+    expected = torch.addmm(c.double(), a.double(), b.double(), beta=0.5, alpha=2).to(dtype)
+    close(torch.addmm(*dev(c, a, b), beta=0.5, alpha=2), expected, dtype)
+    x, y = rand(5, 64, 96, dtype=dtype), rand(5, 96, 80, dtype=dtype)
+    close(torch.bmm(*dev(x, y)), torch.bmm(x.double(), y.double()).to(dtype), dtype)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_bmm_and_baddbmm(dtype):
     a, b, c = rand(4, 3, 6, dtype=dtype), rand(4, 6, 5, dtype=dtype), rand(4, 3, 5, dtype=dtype)
     A, B, C = dev(a, b, c)
