@@ -17,6 +17,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
@@ -24,6 +26,7 @@
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/blas.h"
+#include "runtime/driver.h"
 
 namespace accel {
 namespace {
@@ -60,6 +63,26 @@ Operand operand(const at::Tensor& t, int d0, int d1) {
   at::Tensor dense = at::empty(t.sizes(), t.options());
   copyOnDevice(dense, t);
   return operand(dense, d0, d1);
+}
+
+// The BLAS scratch of `stream` (kernels/blas.h): allocated from the caching allocator by the
+// stream's first product and kept for the process, as torch.cuda keeps cuBLAS workspaces. Not
+// allocated during a capture, whose private pool would own it: that product uses the BLAS's
+// default scratch.
+void setWorkspace(kernels::GemmDesc& d, rt::Stream stream, c10::Device device) {
+  const int64_t bytes = kernels::blasTable().workspace_bytes(stream);
+  if (bytes == 0) return;
+  static std::mutex mu;
+  static auto* held = new std::unordered_map<rt::Stream, c10::DataPtr>();  // never freed
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = held->find(stream);
+  if (it == held->end()) {
+    if (rt::driver().streamCaptureId(stream) != 0) return;
+    c10::DeviceGuard guard(device);
+    it = held->emplace(stream, c10::GetAllocator(device.type())->allocate(bytes)).first;
+  }
+  d.workspace = it->second.get();
+  d.workspace_bytes = bytes;
 }
 
 // c[i] = alpha * a[i] @ b[i] + beta * c[i] for 3-d a (B x m x k), b (B x k x n) and c
@@ -101,7 +124,9 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c
   d.ldb = second.layout.ld;
   d.stride_b = second.batch_stride;
   int device = c.device().index();
-  ACCEL_RT_CHECK(kernels::blasTable().gemm(d, currentRuntimeStream(device)), device);
+  const rt::Stream stream = currentRuntimeStream(device);
+  setWorkspace(d, stream, c.device());
+  ACCEL_RT_CHECK(kernels::blasTable().gemm(d, stream), device);
 }
 
 void checkDevices(const char* name, std::initializer_list<const at::Tensor*> ts) {

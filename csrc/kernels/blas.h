@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "kernels/abi.h"
 
@@ -30,13 +32,41 @@ struct GemmDesc {
   double beta = 0;
   // fp32 only: whether TF32 tensor cores may be used (torch.backends.cuda.matmul.allow_tf32).
   bool allow_tf32 = false;
+  // Device scratch for the BLAS, owned by the stream it runs on (see workspace_bytes), or null.
+  void* workspace = nullptr;
+  int64_t workspace_bytes = 0;
 };
 
 struct BlasTable {
   rt::Error (*gemm)(const GemmDesc& d, rt::Stream stream);
+  // The scratch a product on `stream` wants, in bytes (0: none). The aten layer keeps one
+  // buffer of this size per stream and passes it in every GemmDesc for that stream, so
+  // products on two streams never share scratch (cuBLAS's own per-handle workspace would be
+  // shared by every stream the handle is set to).
+  int64_t (*workspace_bytes)(rt::Stream stream);
 };
 
 const BlasTable& blasTable();  // the build of the driver in use
+
+// The CUDA build's scratch per stream, from CUBLAS_WORKSPACE_CONFIG as PyTorch reads it
+// (":SIZE_KIB:COUNT" pairs; ":4096:8" is 32 MiB), else PyTorch's defaults for a device of
+// compute capability `major`: 32 MiB from Hopper on, 4096 KiB x 2 + 16 KiB x 8 before.
+// Pure, so it is tested on any machine.
+inline int64_t cublasWorkspaceBytes(const char* config, int major) {
+  int64_t total = 0;
+  for (const char* p = config; p != nullptr && (p = std::strchr(p, ':')) != nullptr;) {
+    char* end = nullptr;
+    const long long kib = std::strtoll(p + 1, &end, 10);
+    if (end == p + 1 || *end != ':') break;
+    const char* count_at = end + 1;
+    const long long count = std::strtoll(count_at, &end, 10);
+    if (end == count_at || kib < 0 || count < 0) break;
+    total += static_cast<int64_t>(kib) * count * 1024;
+    p = end;
+  }
+  if (total > 0) return total;
+  return major >= 9 ? int64_t{32} << 20 : (int64_t{4096} * 2 + 16 * 8) << 10;
+}
 
 // The host build queues each product on the stream and delegates the arithmetic to a CPU BLAS
 // that the framework layer installs at load time (LibTorch's); without one, gemm returns

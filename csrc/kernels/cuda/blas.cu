@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdlib>
+#include <mutex>
 #include <unordered_map>
 
 #include "kernels/blas.h"
@@ -41,6 +43,23 @@ cublasStatus_t handleFor(int device, cublasHandle_t* out) {
   }
   *out = it->second;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+int64_t workspaceBytes(rt::Stream stream) {
+  static std::mutex mu;
+  static std::unordered_map<int, int64_t> bytes;  // per device
+  const int device = rt::cuda::toCudaStream(stream)->device;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = bytes.find(device);
+  if (it == bytes.end()) {
+    int major = 0;  // unknown: the smaller default
+    if (ACCEL_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) !=
+        rt::Error::Success)
+      major = 0;
+    it = bytes.emplace(device, cublasWorkspaceBytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major))
+             .first;
+  }
+  return it->second;
 }
 
 cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
@@ -85,6 +104,14 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   if (rt::Error e = checkCublas(cublasSetStream(handle, s->handle), "cublasSetStream");
       e != rt::Error::Success)
     return e;
+  // After cublasSetStream, which resets the handle to its default workspace.
+  if (d.workspace != nullptr) {
+    if (rt::Error e = checkCublas(
+            cublasSetWorkspace(handle, d.workspace, static_cast<size_t>(d.workspace_bytes)),
+            "cublasSetWorkspace");
+        e != rt::Error::Success)
+      return e;
+  }
 
   // Scaling factors have the compute type's precision.
   const double alpha64 = d.alpha, beta64 = d.beta;
@@ -104,7 +131,7 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
 }
 
 const BlasTable& blasTable() {
-  static const BlasTable table{&gemm};
+  static const BlasTable table{&gemm, &workspaceBytes};
   return table;
 }
 

@@ -71,8 +71,8 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   const HostGemmFn fn = g_gemm.load();
   if (fn == nullptr) return rt::Error::NotSupported;
   return rt::host::enqueue(stream, [d, fn] {
-    // The stream worker already holds one; held here too because the CPU BLAS may run the
-    // product on threads of its own.
+    // The stream worker already holds one; held here too for the pool threads that run
+    // parts of the product.
     rt::host::DeviceAccess access;
     const int64_t parts = partsOf(d);
     if (parts == 1) return fn(d);
@@ -82,10 +82,12 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   });
 }
 
+int64_t noWorkspace(rt::Stream) { return 0; }
+
 }  // namespace
 
 const BlasTable& blasTable() {
-  static const BlasTable table{&gemm};
+  static const BlasTable table{&gemm, &noWorkspace};
   return table;
 }
 
