@@ -33,6 +33,9 @@ def _check_times(prof):
 def test_kernels_appear_with_names_device_stream_and_time():
     _matmuls(1)
     torch.accel.synchronize()
+    torch.manual_seed(0)
+    expected = _matmuls().cpu()
+    torch.manual_seed(0)
     with profile(activities=DEVICE_ACTIVITIES) as prof:
         out = _matmuls()
         torch.accel.synchronize()
@@ -53,7 +56,7 @@ def test_kernels_appear_with_names_device_stream_and_time():
     )
     assert "accel" in prof.key_averages().table(row_limit=5).lower()
     _check_times(prof)
-    torch.testing.assert_close(out.cpu(), out.cpu())  # the work itself is unaffected
+    assert torch.equal(out.cpu(), expected)  # the work itself is unaffected
 
 
 def test_device_time_is_consistent_with_the_work():
@@ -243,6 +246,28 @@ def test_a_session_started_twice():
     torch.accel.synchronize()
     again.stop()
     assert "aten::sub_" in [e.name for e in _device_events(again)]
+
+
+def test_a_graph_replay_is_one_device_span():
+    x = torch.randn(256, 256, device="accel")
+    g = torch.accel.Graph()
+    side = torch.accel.Stream()
+    side.wait_stream(torch.accel.current_stream())
+    with torch.accel.stream(side):
+        (x @ x).relu()
+    torch.accel.current_stream().wait_stream(side)
+    with torch.accel.graph(g):
+        y = (x @ x).relu()
+    torch.accel.synchronize()
+    with profile(activities=DEVICE_ACTIVITIES) as prof:
+        for _ in range(3):
+            g.replay()
+        torch.accel.synchronize()
+    replays = [e for e in _device_events(prof) if e.name == "accel::graph_replay"]
+    assert len(replays) == 3 and all(e.time_range.elapsed_us() > 0 for e in replays)
+    assert not [e for e in _device_events(prof) if e.name == "aten::mm"]  # no dispatch ran
+    _check_times(prof)
+    assert torch.equal(y.cpu(), (x @ x).relu().cpu())
 
 
 def test_backward_kernels_are_traced():

@@ -1,5 +1,6 @@
 #include "core/graph.h"
 
+#include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
@@ -232,6 +233,8 @@ void Graph::replay() {
               was_reset_ ? "replay() of an accel graph after reset(): capture it again first"
                          : "replay() of an accel graph that holds no capture: capture it first "
                            "(capture_begin()/capture_end(), or `with torch.accel.graph(g):`)");
+  // A profiler sees the replay as one operation, with the device span of all its work.
+  RECORD_FUNCTION("accel::graph_replay", std::vector<c10::IValue>());
   const rt::Stream stream = currentRuntimeStream(device_);
   // Each replay draws new numbers: the seed and a fresh base offset for every generator the
   // graph drew from, read by its random kernels (CUDA's replay prologue).

@@ -258,6 +258,7 @@ class HostDriver final : public Driver {
   Error graphLaunch(GraphExec graph, Stream stream) override {
     if (graph == nullptr || stream == nullptr) return Error::InvalidValue;
     if (graph->device != stream->device) return Error::InvalidValue;
+    noteWorkQueued();  // one work item, as a cudaGraphLaunch
     return stream->enqueue([work = graph->work] {
       for (const Work& w : *work) w();
     });
