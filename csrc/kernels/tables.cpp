@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/activation.h"
 #include "kernels/amp.h"
 #include "kernels/binary.h"
 #include "kernels/blas.h"

@@ -12,6 +12,7 @@ namespace accel::kernels {
 #define ACCEL_KERNEL_FAMILIES(_) \
   _(Copy, copy)                  \
   _(Unary, unary)                \
+  _(Activation, activation)      \
   _(Binary, binary)              \
   _(Compare, compare)            \
   _(Ternary, ternary)            \

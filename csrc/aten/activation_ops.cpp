@@ -1,0 +1,261 @@
+// The activations that take parameters (kernels/activation.h) and their backward, in every
+// form: leaky_relu, elu (selu and celu call it), hardtanh (its forward is clamp), hardswish,
+// hardsigmoid, mish, log_sigmoid, softshrink, hardshrink, threshold, softplus's backward, and
+// prelu composed of native ops. Floating dtypes; other dtypes go to the counted fallback, whose
+// CPU kernel raises CPU's error.
+#include <ATen/ops/clamp.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "aten/elementwise_desc.h"
+#include "aten/elementwise_iter.h"
+#include "aten/op_forms.h"
+#include "kernels/activation.h"
+
+namespace accel {
+namespace {
+
+using at::Tensor;
+using c10::Scalar;
+using kernels::ActivationOp;
+using kernels::ActivationParams;
+
+bool floating(const Tensor& t) {
+  return c10::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
+}
+bool real(const Scalar& s) { return !s.isComplex(); }
+
+Tensor forward(ActivationOp op, const Tensor& self, const Tensor& out, const ActivationParams& p) {
+  return runElementwise(out, self.scalar_type(), {self},
+                        [op, &p](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::activationTable().forward(op, d, p, s);
+                        });
+}
+
+// grad_input of `op` from the incoming gradient and the forward input (or result), computed in
+// their common dtype.
+Tensor backward(ActivationOp op, const Tensor& grad, const Tensor& x, const Tensor& out,
+                const ActivationParams& p) {
+  const c10::Device device = commonDevice({grad, x}, "activation backward");
+  const c10::ScalarType t = at::result_type(grad, x);
+  return runElementwise(out, t, {asComputeInput(grad, t, device), asComputeInput(x, t, device)},
+                        [op, &p](const kernels::ElementwiseDesc& d, rt::Stream s) {
+                          return kernels::activationTable().backward(op, d, p, s);
+                        });
+}
+
+ActivationParams params(const Scalar& a, const Scalar& b = 0, const Scalar& c = 0) {
+  ActivationParams p;
+  p.a = a.toDouble();
+  p.b = b.toDouble();
+  p.c = c.toDouble();
+  return p;
+}
+
+// --- ops with no parameter ----------------------------------------------------------------
+template <ActivationOp Op>
+struct Plain {
+  static bool native(const Tensor& self) { return floating(self); }
+  static Tensor compute(const Tensor& self, const Output& out) {
+    return forward(Op, self, out.tensor(), {});
+  }
+};
+
+template <ActivationOp Op>
+struct PlainBackward {
+  static bool native(const Tensor& g, const Tensor& x) { return floating(g) && floating(x); }
+  static Tensor compute(const Tensor& g, const Tensor& x, const Output& out) {
+    return backward(Op, g, x, out.tensor(), {});
+  }
+};
+
+// --- ops with one or two Scalar parameters -------------------------------------------------
+template <ActivationOp Op>
+struct OneParam {
+  static bool native(const Tensor& self, const Scalar& a) { return floating(self) && real(a); }
+  static Tensor compute(const Tensor& self, const Scalar& a, const Output& out) {
+    return forward(Op, self, out.tensor(), params(a));
+  }
+};
+
+template <ActivationOp Op>
+struct OneParamBackward {
+  static bool native(const Tensor& g, const Tensor& x, const Scalar& a) {
+    return floating(g) && floating(x) && real(a);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& a, const Output& out) {
+    return backward(Op, g, x, out.tensor(), params(a));
+  }
+};
+
+template <ActivationOp Op>
+struct TwoParamBackward {
+  static bool native(const Tensor& g, const Tensor& x, const Scalar& a, const Scalar& b) {
+    return floating(g) && floating(x) && real(a) && real(b);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& a, const Scalar& b,
+                        const Output& out) {
+    return backward(Op, g, x, out.tensor(), params(a, b));
+  }
+};
+
+// hardtanh is clamp, as in ATen.
+struct Hardtanh {
+  static bool native(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+    return floating(self) && real(lo) && real(hi);
+  }
+  static Tensor compute(const Tensor& self, const Scalar& lo, const Scalar& hi, const Output& out) {
+    Tensor o = out.tensor();
+    return o.defined() ? at::clamp_out(o, self, lo, hi) : at::clamp(self, lo, hi);
+  }
+};
+
+struct Threshold {
+  static bool native(const Tensor& self, const Scalar& th, const Scalar& value) {
+    return floating(self) && real(th) && real(value);
+  }
+  static Tensor compute(const Tensor& self, const Scalar& th, const Scalar& value,
+                        const Output& out) {
+    return forward(ActivationOp::Threshold, self, out.tensor(), params(th, value));
+  }
+};
+
+struct LeakyReluBackward {
+  static bool native(const Tensor& g, const Tensor& x, const Scalar& slope, bool) {
+    return floating(g) && floating(x) && real(slope);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& slope, bool self_is_result,
+                        const Output& out) {
+    // As CPU and CUDA: from the result, a negative slope could not tell the sides apart.
+    TORCH_CHECK(!self_is_result || slope.toDouble() >= 0.0,
+                "In-place leakyReLu backward calculation is triggered with a negative slope which "
+                "is not supported. This is caused by calling in-place forward function with a "
+                "negative slope, please call out-of-place version instead. File an issue at "
+                "https://github.com/pytorch/pytorch if you do require supporting in-place "
+                "leakRelu backward calculation with negative slope");
+    return backward(ActivationOp::LeakyRelu, g, x, out.tensor(), params(slope));
+  }
+};
+
+// elu(x) = scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)).
+ActivationParams eluParams(const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return params(alpha.toDouble() * scale.toDouble(), scale, input_scale);
+}
+
+struct Elu {
+  static bool native(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                     const Scalar& input_scale) {
+    return floating(self) && real(alpha) && real(scale) && real(input_scale);
+  }
+  static Tensor compute(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                        const Scalar& input_scale, const Output& out) {
+    return forward(ActivationOp::Elu, self, out.tensor(), eluParams(alpha, scale, input_scale));
+  }
+};
+
+struct EluBackward {
+  static bool native(const Tensor& g, const Scalar& alpha, const Scalar& scale,
+                     const Scalar& input_scale, bool, const Tensor& x) {
+    return floating(g) && floating(x) && real(alpha) && real(scale) && real(input_scale);
+  }
+  static Tensor compute(const Tensor& g, const Scalar& alpha, const Scalar& scale,
+                        const Scalar& input_scale, bool is_result, const Tensor& x,
+                        const Output& out) {
+    TORCH_CHECK(!is_result || alpha.toDouble() >= 0.0,
+                "In-place elu backward calculation is triggered with a negative slope which is "
+                "not supported. This is caused by calling in-place forward function with a "
+                "negative slope, please call out-of-place version instead.");
+    ActivationParams p = eluParams(alpha, scale, input_scale);
+    p.flag = is_result;
+    return backward(ActivationOp::Elu, g, x, out.tensor(), p);
+  }
+};
+
+// log_sigmoid_forward returns (output, buffer); as on CUDA the buffer is empty and the backward
+// recomputes from the input.
+struct LogSigmoidForward {
+  static constexpr int kOutputs = 2;
+  static bool native(const Tensor& self) { return floating(self); }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, const Output& out,
+                                            const Output& buffer) {
+    Tensor result = forward(ActivationOp::LogSigmoid, self, out.tensor(), {});
+    Tensor buf = buffer.isGiven() ? buffer.tensor() : at::empty({0}, self.options());
+    return {result, buf};
+  }
+};
+
+struct LogSigmoidBackward {
+  static bool native(const Tensor& g, const Tensor& x, const Tensor&) {
+    return floating(g) && floating(x);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& x, const Tensor&, const Output& out) {
+    return backward(ActivationOp::LogSigmoid, g, x, out.tensor(), {});
+  }
+};
+
+// prelu's kernel: x > 0 ? x : weight * x, weight broadcast to x (as the prelu composite shapes
+// it). Composed of native ops.
+struct PreluKernel {
+  static bool native(const Tensor& self, const Tensor& weight) {
+    return floating(self) && floating(weight);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& weight) {
+    return at::where(at::gt(self, 0), self, at::mul(weight, self));
+  }
+};
+
+struct PreluKernelBackward {
+  static bool native(const Tensor& g, const Tensor& self, const Tensor& weight) {
+    return floating(g) && floating(self) && floating(weight);
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& g, const Tensor& self,
+                                            const Tensor& weight) {
+    const Tensor positive = at::gt(self, 0);
+    return {at::where(positive, g, at::mul(weight, g)),
+            at::where(positive, at::zeros_like(self), at::mul(self, g))};
+  }
+};
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerForms<OneParam<ActivationOp::LeakyRelu>>(m, "leaky_relu", "leaky_relu_",
+                                                   "leaky_relu.out");
+  registerForms<LeakyReluBackward>(m, "leaky_relu_backward", nullptr,
+                                   "leaky_relu_backward.grad_input");
+  registerForms<Elu>(m, "elu", "elu_", "elu.out");
+  registerForms<EluBackward>(m, "elu_backward", nullptr, "elu_backward.grad_input");
+  registerForms<Hardtanh>(m, "hardtanh", "hardtanh_", "hardtanh.out");
+  registerForms<TwoParamBackward<ActivationOp::Hardtanh>>(m, "hardtanh_backward", nullptr,
+                                                          "hardtanh_backward.grad_input");
+  registerForms<Plain<ActivationOp::Hardswish>>(m, "hardswish", "hardswish_", "hardswish.out");
+  registerForms<PlainBackward<ActivationOp::Hardswish>>(m, "hardswish_backward", nullptr,
+                                                        "hardswish_backward.out");
+  registerForms<Plain<ActivationOp::Hardsigmoid>>(m, "hardsigmoid", "hardsigmoid_",
+                                                  "hardsigmoid.out");
+  registerForms<PlainBackward<ActivationOp::Hardsigmoid>>(m, "hardsigmoid_backward", nullptr,
+                                                          "hardsigmoid_backward.grad_input");
+  registerForms<Plain<ActivationOp::Mish>>(m, "mish", "mish_", "mish.out");
+  registerForms<LogSigmoidForward>(m, "log_sigmoid_forward", nullptr, "log_sigmoid_forward.output");
+  registerForms<LogSigmoidBackward>(m, "log_sigmoid_backward", nullptr,
+                                    "log_sigmoid_backward.grad_input");
+  registerForms<OneParam<ActivationOp::Softshrink>>(m, "softshrink", nullptr, "softshrink.out");
+  registerForms<OneParamBackward<ActivationOp::Softshrink>>(m, "softshrink_backward", nullptr,
+                                                            "softshrink_backward.grad_input");
+  registerForms<OneParam<ActivationOp::Hardshrink>>(m, "hardshrink", nullptr, "hardshrink.out");
+  registerForms<OneParamBackward<ActivationOp::Hardshrink>>(m, "hardshrink_backward", nullptr,
+                                                            "hardshrink_backward.grad_input");
+  registerForms<Threshold>(m, "threshold", "threshold_", "threshold.out");
+  registerForms<TwoParamBackward<ActivationOp::Softplus>>(m, "softplus_backward", nullptr,
+                                                          "softplus_backward.grad_input");
+  registerNative<PreluKernel>(m, "_prelu_kernel");
+  registerNative<PreluKernelBackward>(m, "_prelu_kernel_backward");
+}
+
+}  // namespace
+}  // namespace accel

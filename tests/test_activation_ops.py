@@ -1,0 +1,119 @@
+"""The activations that take parameters and their backward (csrc/aten/activation_ops.cpp)
+against CPU: forward and gradient values, in-place and out= forms, non-contiguous inputs, and
+no fallback."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_accel
+
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-6),
+    torch.float64: dict(rtol=1e-12, atol=1e-12),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float16: dict(rtol=2e-3, atol=1e-3),
+}
+
+ACTIVATIONS = {
+    "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "elu": lambda x: F.elu(x, 0.7),
+    "selu": F.selu,
+    "celu": lambda x: F.celu(x, 1.3),
+    "hardtanh": lambda x: F.hardtanh(x, -0.5, 1.5),
+    "relu6": F.relu6,
+    "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid,
+    "mish": F.mish,
+    "logsigmoid": F.logsigmoid,
+    "softshrink": lambda x: F.softshrink(x, 0.3),
+    "hardshrink": lambda x: F.hardshrink(x, 0.3),
+    "threshold": lambda x: F.threshold(x, 0.1, -2.0),
+    "softplus": lambda x: F.softplus(x, beta=2.0, threshold=3.0),
+    "prelu": lambda x: F.prelu(x, torch.linspace(0.1, 0.4, x.shape[1], device=x.device, dtype=x.dtype)),
+}
+
+
+def sample(dtype):
+    # Values across every branch: around +-3 (hardswish), the thresholds, zero, large.
+    x = torch.cat([torch.linspace(-6, 6, 97), torch.randn(61) * 3, torch.tensor([0.0, -0.3, 0.3])])
+    return x.reshape(7, 1, 23).expand(7, 4, 23).clone().to(dtype)
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_forward_and_backward_match_cpu(name, dtype):
+    fn = ACTIVATIONS[name]
+    x = sample(dtype)
+    g = torch.randn(x.shape).to(dtype)
+    xc = x.clone().requires_grad_()
+    yc = fn(xc)
+    yc.backward(g)
+    xa = x.to("accel").requires_grad_()
+    torch_accel.reset_fallback_counts()
+    ya = fn(xa)
+    ya.backward(g.to("accel"))
+    assert torch_accel.fallback_counts() == {}
+    torch.testing.assert_close(ya.detach().cpu(), yc.detach(), **TOL[dtype])
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad, **TOL[dtype])
+
+
+@pytest.mark.parametrize(
+    "name", ["leaky_relu", "elu", "hardtanh", "hardswish", "hardsigmoid", "mish", "threshold"]
+)
+def test_in_place_out_and_non_contiguous(name):
+    x = sample(torch.float32)
+    inplace = {
+        "leaky_relu": lambda t: F.leaky_relu(t, 0.2, inplace=True),
+        "elu": lambda t: F.elu(t, 0.7, inplace=True),
+        "hardtanh": lambda t: F.hardtanh(t, -0.5, 1.5, inplace=True),
+        "hardswish": lambda t: F.hardswish(t, inplace=True),
+        "hardsigmoid": lambda t: F.hardsigmoid(t, inplace=True),
+        "mish": lambda t: F.mish(t, inplace=True),
+        "threshold": lambda t: F.threshold(t, 0.1, -2.0, inplace=True),
+    }[name]
+    expected = inplace(x.clone())
+    a = x.to("accel")
+    view = a[:, ::2]  # in place through a strided view
+    inplace(view)
+    torch.testing.assert_close(view.cpu(), expected[:, ::2], **TOL[torch.float32])
+    torch.testing.assert_close(a[:, 1::2].cpu(), x[:, 1::2])  # the rest untouched
+    t = x.transpose(0, 2)
+    torch.testing.assert_close(
+        ACTIVATIONS[name](t.to("accel")).cpu(), ACTIVATIONS[name](t), **TOL[torch.float32]
+    )
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_out_forms():
+    x = sample(torch.float32)
+    out = torch.empty(0, device="accel")
+    torch._C._nn.leaky_relu(x.to("accel"), 0.1, out=out)
+    torch.testing.assert_close(out.cpu(), F.leaky_relu(x, 0.1))
+    torch._C._nn.hardswish(x.to("accel"), out=out)
+    torch.testing.assert_close(out.cpu(), F.hardswish(x))
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_inplace_backward_from_the_result():
+    # leaky_relu_ and elu_ save their result; the backward reads it (self_is_result).
+    for fn in (lambda t: F.leaky_relu(t, 0.2, inplace=True), lambda t: F.elu(t, 0.7, inplace=True)):
+        x = sample(torch.float32)
+        g = torch.randn(x.shape)
+        xc = x.clone().requires_grad_()
+        fn(xc * 1).backward(g)
+        xa = x.to("accel").requires_grad_()
+        fn(xa * 1).backward(g.to("accel"))
+        torch.testing.assert_close(xa.grad.cpu(), xc.grad)
+    with pytest.raises(RuntimeError, match="negative slope"):
+        xa = x.to("accel").requires_grad_()
+        F.leaky_relu(xa * 1, -0.2, inplace=True).sum().backward()
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_integer_input_raises_cpus_error():
+    with pytest.raises(RuntimeError) as cpu:
+        F.hardswish(torch.arange(4))
+    with pytest.raises(RuntimeError) as acc:
+        F.hardswish(torch.arange(4, device="accel"))
+    assert str(acc.value) == str(cpu.value)
