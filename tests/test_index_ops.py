@@ -357,6 +357,29 @@ def test_arange_and_factories():
     assert_native()
 
 
+def test_linspace():
+    # From both ends as CPU; values within an ulp of CPU's (computed in double here).
+    for args, kw in [
+        ((0, 1, 11), {}),
+        ((-3.5, 7.25, 1000), {}),
+        ((2, -2, 7), dict(dtype=torch.float64)),
+        ((0, 1, 33), dict(dtype=torch.bfloat16)),
+        ((0, 100, 7), dict(dtype=torch.int64)),
+        ((-5, 5, 4), dict(dtype=torch.int32)),
+        ((3, 9, 1), {}),
+        ((3, 9, 0), {}),
+    ]:
+        got = torch.linspace(*args, device="accel", **kw)
+        expected = torch.linspace(*args, **kw)
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu(), expected)
+    out = torch.empty(3, device="accel")
+    torch.linspace(0, 1, 5, out=out[:0])  # an empty out= is resized
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        torch.linspace(0, 1, -1, device="accel")
+    assert_native()
+
+
 # ---- sort / topk ---------------------------------------------------------------------------------
 
 

@@ -1,8 +1,12 @@
-// Factory ops computed on the device: arange (the functional forms are composites over
-// arange.start_out).
-#include <cmath>
-
+// Factory ops computed on the device: arange and linspace (the functional forms are
+// composites over arange.start_out and linspace.out).
+#include <ATen/TensorOperators.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/where.h>
 #include <torch/library.h>
+
+#include <cmath>
 
 #include "aten/elementwise_desc.h"
 #include "aten/op_forms.h"
@@ -55,7 +59,33 @@ struct ArangeOut {
   }
 };
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { registerNative<ArangeOut>(m, "arange.start_out"); }
+// linspace as ATen computes it, from both ends (the first half start + step * i, the second
+// end - step * (steps - 1 - i)), here in double and then rounded to the output's dtype, so an
+// element may differ from CPU's (which steps in the output's dtype) by an ulp.
+struct LinspaceOut {
+  static bool native(const c10::Scalar& start, const c10::Scalar& end, int64_t, at::Tensor& out) {
+    return kernelSupports(out.scalar_type()) && out.scalar_type() != at::kBool &&
+           !start.isComplex() && !end.isComplex();
+  }
+  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end, int64_t steps,
+                             at::Tensor& out) {
+    TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+    at::native::resize_output(out, {steps});
+    if (steps == 0) return out;
+    if (steps == 1) return out.fill_(start);
+    const double a = start.toDouble(), b = end.toDouble();
+    const double step = (b - a) / static_cast<double>(steps - 1);
+    const at::Tensor i = at::arange(steps, out.options().dtype(at::kDouble));
+    const at::Tensor values =
+        at::where(i < static_cast<double>(steps / 2), i * step + a, (i - (steps - 1)) * step + b);
+    return out.copy_(values);
+  }
+};
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerNative<ArangeOut>(m, "arange.start_out");
+  registerNative<LinspaceOut>(m, "linspace.out");
+}
 
 }  // namespace
 }  // namespace accel
