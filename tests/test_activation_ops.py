@@ -30,7 +30,9 @@ ACTIVATIONS = {
     "hardshrink": lambda x: F.hardshrink(x, 0.3),
     "threshold": lambda x: F.threshold(x, 0.1, -2.0),
     "softplus": lambda x: F.softplus(x, beta=2.0, threshold=3.0),
-    "prelu": lambda x: F.prelu(x, torch.linspace(0.1, 0.4, x.shape[1], device=x.device, dtype=x.dtype)),
+    "prelu": lambda x: F.prelu(
+        x, torch.linspace(0.1, 0.4, x.shape[1], device=x.device, dtype=x.dtype)
+    ),
 }
 
 
