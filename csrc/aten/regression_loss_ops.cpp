@@ -1,0 +1,128 @@
+// The regression losses and their backward, composed of native ops: mse_loss, smooth_l1_loss
+// and huber_loss (reduction none, mean or sum), with ATen's formulas.
+#include <ATen/core/Reduction.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
+#include <ATen/TensorOperators.h>
+#include <torch/library.h>
+
+#include "aten/elementwise_desc.h"
+#include "aten/op_forms.h"
+
+namespace accel {
+namespace {
+
+using at::Tensor;
+
+bool floating(const Tensor& t) {
+  return c10::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
+}
+
+Tensor reduce(const Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return at::mean(loss);
+  if (reduction == at::Reduction::Sum) return at::sum(loss);
+  return loss;
+}
+
+// The result into the form's output: a given one (out=) takes a copy, resized as PyTorch does.
+Tensor into(const Output& out, const Tensor& result) {
+  if (!out.isGiven()) return result;
+  const Tensor target = out.allocate(result.sizes(), result.options());
+  return out.finish(target.copy_(result));
+}
+
+// The backward's scale: 1/N for a mean (N the input's elements), else 1.
+double norm(const Tensor& self, int64_t reduction) {
+  return reduction == at::Reduction::Mean ? 1.0 / static_cast<double>(self.numel()) : 1.0;
+}
+
+struct MseLoss {
+  static bool native(const Tensor& self, const Tensor& target, int64_t) {
+    return floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction,
+                        const Output& out) {
+    const Tensor d = self - target;
+    return into(out, reduce(d * d, reduction));
+  }
+};
+
+struct MseLossBackward {
+  static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t) {
+    return floating(g) && floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
+                        int64_t reduction, const Output& out) {
+    return into(out, (self - target) * (2.0 * norm(self, reduction)) * g);
+  }
+};
+
+struct SmoothL1Loss {
+  static bool native(const Tensor& self, const Tensor& target, int64_t, double) {
+    return floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction, double beta,
+                        const Output& out) {
+    TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+    const Tensor z = at::abs(self - target);
+    if (beta == 0) return into(out, reduce(z, reduction));
+    return into(out, reduce(at::where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta), reduction));
+  }
+};
+
+struct SmoothL1LossBackward {
+  static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t, double) {
+    return floating(g) && floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
+                        int64_t reduction, double beta, const Output& out) {
+    const double n = norm(self, reduction);
+    const Tensor x = self - target;
+    const Tensor inside = beta == 0 ? at::zeros_like(x) : x * n * g / beta;
+    return into(out, at::where(x <= -beta, g * -n, at::where(x >= beta, g * n, inside)));
+  }
+};
+
+struct HuberLoss {
+  static bool native(const Tensor& self, const Tensor& target, int64_t, double) {
+    return floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction, double delta,
+                        const Output& out) {
+    TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+    const Tensor z = at::abs(self - target);
+    return into(out,
+                reduce(at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction));
+  }
+};
+
+struct HuberLossBackward {
+  static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t, double) {
+    return floating(g) && floating(self) && floating(target);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
+                        int64_t reduction, double delta, const Output& out) {
+    const double n = norm(self, reduction);
+    const Tensor x = self - target;
+    return into(out, at::where(x <= -delta, g * (-n * delta),
+                               at::where(x >= delta, g * (n * delta), x * n * g)));
+  }
+};
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerForms<MseLoss>(m, "mse_loss", nullptr, "mse_loss.out");
+  registerForms<MseLossBackward>(m, "mse_loss_backward", nullptr, "mse_loss_backward.grad_input");
+  registerForms<SmoothL1Loss>(m, "smooth_l1_loss", nullptr, "smooth_l1_loss.out");
+  registerForms<SmoothL1LossBackward>(m, "smooth_l1_loss_backward", nullptr,
+                                      "smooth_l1_loss_backward.grad_input");
+  registerForms<HuberLoss>(m, "huber_loss", nullptr, "huber_loss.out");
+  registerForms<HuberLossBackward>(m, "huber_loss_backward", nullptr, "huber_loss_backward.out");
+}
+
+}  // namespace
+}  // namespace accel
