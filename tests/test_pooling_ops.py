@@ -13,12 +13,17 @@ def no_fallback():
     assert torch_accel.fallback_counts() == {}
 
 
-def pool(device, x, dtype=torch.float32, **kw):
+def pool_with(fn, device, x, dtype=torch.float32, **kw):
+    """Values, indices and the input's gradient of a max pooling `fn` on `device`."""
     xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
-    y, idx = F.max_pool2d(xd, return_indices=True, **kw)
+    y, idx = fn(xd, return_indices=True, **kw)
     gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
     (y * gy).sum().backward()
     return y.detach().cpu(), idx.cpu(), xd.grad.cpu()
+
+
+def pool(device, x, dtype=torch.float32, **kw):
+    return pool_with(F.max_pool2d, device, x, dtype, **kw)
 
 
 CONFIGS = [
@@ -156,14 +161,6 @@ def test_adaptive_avg_pool2d_bad_input_raises_like_cpu():
         F.adaptive_avg_pool2d(x, 2)
     with pytest.raises(RuntimeError, match="non-zero size"):
         F.adaptive_avg_pool2d(x.to("accel"), 2)
-
-
-def pool_with(fn, device, x, dtype=torch.float32, **kw):
-    xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
-    y, idx = fn(xd, return_indices=True, **kw)
-    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
-    (y * gy).sum().backward()
-    return y.detach().cpu(), idx.cpu(), xd.grad.cpu()
 
 
 CONFIGS_3D = [
