@@ -1,5 +1,6 @@
 """Native batch norm (training with running stats, eval, no stats) and its backward against
-CPU: values, gradients, running statistics, non-contiguous inputs, bad input."""
+CPU: values, gradients, running statistics, non-contiguous inputs, bad input; instance norm,
+which ATen runs as a batch norm over (1, N * C, ...)."""
 
 import pytest
 import torch
@@ -108,3 +109,37 @@ def test_batch_norm_bad_input_raises_like_cpu():
         F.batch_norm(x.to("accel"), None, None, training=True).cpu(),
         F.batch_norm(x, None, None, training=True),
     )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("stats", [False, True], ids=["no-stats", "running-stats"])
+def test_instance_norm_matches_cpu(dtype, stats):
+    x = torch.randn(3, 4, 6, 5, generator=torch.Generator().manual_seed(4)).transpose(2, 3)
+    res = []
+    for device in ("accel", "cpu"):
+        g = torch.Generator().manual_seed(1)
+        w = (torch.rand(4, generator=g) + 0.5).to(device).requires_grad_()
+        b = torch.randn(4, generator=g).to(device).requires_grad_()
+        rm = torch.randn(4, generator=g).to(device) if stats else None
+        rv = (torch.rand(4, generator=g) + 0.5).to(device) if stats else None
+        xd = x.to(device, dtype).requires_grad_()
+        y = F.instance_norm(xd, rm, rv, w, b, use_input_stats=True, momentum=0.2)
+        gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(2)).to(device, dtype)
+        (y * gy).sum().backward()
+        res.append(
+            [t.detach().cpu() for t in (y, xd.grad, w.grad, b.grad) + ((rm, rv) if stats else ())]
+        )
+    for got, want in zip(*res):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, **TOL[dtype])
+    # Eval with running stats: the stats normalise, as batch norm's eval.
+    if stats:
+        rm, rv = torch.randn(4), torch.rand(4) + 0.5
+        torch.testing.assert_close(
+            F.instance_norm(
+                x.to("accel"), rm.to("accel"), rv.to("accel"), use_input_stats=False
+            ).cpu(),
+            F.instance_norm(x, rm, rv, use_input_stats=False),
+            **TOL[torch.float32],
+        )
+    no_fallback()

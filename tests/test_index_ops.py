@@ -1,6 +1,9 @@
 """Native indexing, shape and sort ops against CPU: index_select, gather, scatter(_add),
 index_add, advanced indexing read and write, embedding (+ backward), nonzero, cat/stack,
-triu/tril, arange, sort/topk, and bad indices (a clear error, then the device still works)."""
+triu/tril, arange, sort/topk, searchsorted/bucketize, and bad indices (a clear error, then the
+device still works)."""
+
+import re
 
 import pytest
 import torch
@@ -155,6 +158,11 @@ def test_index_copy_index_fill_and_reductions(dtype):
         )
     mask = sample((4, 1), torch.bool, seed=10)
     torch.testing.assert_close(dev(x).masked_select(dev(mask)).cpu(), x.masked_select(mask))
+    # masked_scatter (cumprod's backward uses it): a broadcast mask, a longer source.
+    src = sample((70,), dtype, seed=11)
+    torch.testing.assert_close(
+        dev(x).masked_scatter(dev(mask), dev(src)).cpu(), x.masked_scatter(mask, src)
+    )
     assert_native()
 
 
@@ -423,6 +431,78 @@ def test_sort_nan_and_topk():
         torch.testing.assert_close(v.cpu(), ev)
         torch.testing.assert_close(i.cpu(), ei)
     assert_native()
+
+
+# ---- searchsorted / bucketize -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_searchsorted_both_sides_and_sorter(dtype):
+    g = torch.Generator().manual_seed(5)
+    # Boundaries with repeats (ties decide left from right), values beyond both ends.
+    rows = torch.randint(0, 12, (3, 10), generator=g).sort(-1).values.to(dtype)
+    values = torch.randint(-2, 14, (3, 7), generator=g).to(dtype)
+    flat = rows[0]
+    for right, side in [(False, None), (True, None), (False, "right"), (False, "left")]:
+        kw = dict(right=right, side=side)
+        torch.testing.assert_close(
+            torch.searchsorted(dev(rows), dev(values), **kw).cpu(),
+            torch.searchsorted(rows, values, **kw),
+        )
+        # 1-D boundaries for every value, non-contiguous values, int32 out=.
+        vt = values.t()
+        out = torch.empty(0, dtype=torch.int32, device="accel")
+        torch.searchsorted(dev(flat), dev(vt), out_int32=True, out=out, **kw)
+        torch.testing.assert_close(out.cpu(), torch.searchsorted(flat, vt, out_int32=True, **kw))
+        torch.testing.assert_close(
+            torch.bucketize(dev(vt), dev(flat), right=right).cpu(),
+            torch.bucketize(vt, flat, right=right),
+        )
+    # sorter: unsorted boundaries and the permutation that sorts them.
+    shuffled = rows[:, torch.randperm(10, generator=g)]
+    sorter = shuffled.argsort(dim=-1, stable=True)
+    for right in (False, True):
+        torch.testing.assert_close(
+            torch.searchsorted(dev(shuffled), dev(values), right=right, sorter=dev(sorter)).cpu(),
+            torch.searchsorted(shuffled, values, right=right, sorter=sorter),
+        )
+    # Scalars, and a value of another dtype (promoted, as CPU does).
+    assert torch.searchsorted(dev(flat), 5).item() == torch.searchsorted(flat, 5).item()
+    assert torch.bucketize(5, dev(flat), right=True).item() == torch.bucketize(5, flat, right=True)
+    torch.testing.assert_close(
+        torch.searchsorted(dev(flat), dev(values.double() + 0.5)).cpu(),
+        torch.searchsorted(flat, values.double() + 0.5),
+    )
+    assert_native()
+
+
+def test_searchsorted_nan_empty_and_bad_input():
+    b = torch.tensor([1.0, 2.0, float("nan")])
+    v = torch.tensor([[0.5, 2.0, float("nan")], [3.0, 1.0, -1.0]])
+    for right in (False, True):
+        torch.testing.assert_close(
+            torch.searchsorted(dev(b), dev(v), right=right).cpu(),
+            torch.searchsorted(b, v, right=right),
+        )
+    empty = torch.empty(0)
+    torch.testing.assert_close(
+        torch.searchsorted(dev(empty), dev(v)).cpu(), torch.searchsorted(empty, v)
+    )
+    torch.testing.assert_close(
+        torch.searchsorted(dev(b), dev(empty)).cpu(), torch.searchsorted(b, empty)
+    )
+    assert_native()
+    bad = [
+        lambda d: torch.searchsorted(d(b), d(v), side="left", right=True),
+        lambda d: torch.searchsorted(d(torch.ones(2, 3)), d(v[:1])),
+        lambda d: torch.searchsorted(d(b), d(v), sorter=d(torch.tensor([0, 1, 3]))),
+        lambda d: torch.bucketize(d(v), d(torch.ones(2, 3))),
+    ]
+    for call in bad:
+        with pytest.raises(RuntimeError) as cpu_err:
+            call(lambda t: t)
+        with pytest.raises(RuntimeError, match=re.escape(str(cpu_err.value)[:30])):
+            call(dev)
 
 
 # ---- bad indices ---------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def test_fallback_non_contiguous_inputs_and_out(view):
         out = view(torch.zeros(6, 8, device=d) if x.shape[0] == 6 else torch.zeros(8, 6, device=d))
         out = out[: x.shape[0], : x.shape[1]]
         torch.special.erfcx(x, out=out)
-        return out, torch.cumprod(x, 1), torch.special.i1e(x)
+        return out, torch.special.bessel_j0(x), torch.special.i1e(x)
 
     before = dict(torch_accel.fallback_counts())
     assert_like_cpu(fn)
@@ -135,9 +135,8 @@ def test_fallback_expanded_inputs():
     # broadcast (stride-0) inputs reach the CPU kernel as they are
     def fn(d):
         x = torch.linspace(-1, 1, 25, device=d).view(5, 5)
-        mask = (torch.arange(5, device=d) % 2 == 0).expand(5, 5)
         row = torch.linspace(0.1, 1, 5, device=d).expand(5, 5)
-        return torch.masked_scatter(x, mask[0], x * 3), torch.special.xlog1py(row, x)
+        return torch.special.xlog1py(x, row), torch.special.xlog1py(row, x)
 
     assert_like_cpu(fn)
 

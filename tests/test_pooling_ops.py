@@ -1,5 +1,6 @@
-"""Native max_pool2d_with_indices and its backward against CPU: values, indices, gradients,
-stride/padding/dilation/ceil_mode, 3-D and non-contiguous inputs, bad input."""
+"""Native max pooling (2-D, 3-D, adaptive 2-D), average and adaptive average pooling and their
+backward against CPU: values, indices, gradients, stride/padding/dilation/ceil_mode, unbatched
+and non-contiguous inputs, bad input."""
 
 import pytest
 import torch
@@ -12,12 +13,17 @@ def no_fallback():
     assert torch_accel.fallback_counts() == {}
 
 
-def pool(device, x, dtype=torch.float32, **kw):
+def pool_with(fn, device, x, dtype=torch.float32, **kw):
+    """Values, indices and the input's gradient of a max pooling `fn` on `device`."""
     xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
-    y, idx = F.max_pool2d(xd, return_indices=True, **kw)
+    y, idx = fn(xd, return_indices=True, **kw)
     gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
     (y * gy).sum().backward()
     return y.detach().cpu(), idx.cpu(), xd.grad.cpu()
+
+
+def pool(device, x, dtype=torch.float32, **kw):
+    return pool_with(F.max_pool2d, device, x, dtype, **kw)
 
 
 CONFIGS = [
@@ -155,3 +161,62 @@ def test_adaptive_avg_pool2d_bad_input_raises_like_cpu():
         F.adaptive_avg_pool2d(x, 2)
     with pytest.raises(RuntimeError, match="non-zero size"):
         F.adaptive_avg_pool2d(x.to("accel"), 2)
+
+
+CONFIGS_3D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(1, 2, 3), stride=(1, 2, 1), padding=(0, 1, 1)),
+    dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize(
+    "kw", CONFIGS_3D, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items())
+)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6, 7), (3, 6, 5, 8)])
+def test_max_pool3d_matches_cpu(kw, shape):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(6))
+    for got, want in zip(
+        pool_with(F.max_pool3d, "accel", x, **kw), pool_with(F.max_pool3d, "cpu", x, **kw)
+    ):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    no_fallback()
+
+
+def test_max_pool3d_bfloat16_non_contiguous_and_bad_input():
+    x = torch.randn(2, 3, 6, 5, 4, generator=torch.Generator().manual_seed(7)).transpose(2, 4)
+    assert not x.is_contiguous()
+    kw = dict(kernel_size=2, stride=1)
+    got = pool_with(F.max_pool3d, "accel", x, torch.bfloat16, **kw)
+    for g, w in zip(got, pool_with(F.max_pool3d, "cpu", x, torch.bfloat16, **kw)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
+    no_fallback()
+    for bad in (dict(kernel_size=7), dict(kernel_size=2, padding=2)):
+        with pytest.raises(RuntimeError):
+            F.max_pool3d(x, **bad)
+        with pytest.raises(RuntimeError):
+            F.max_pool3d(x.to("accel"), **bad)
+
+
+@pytest.mark.parametrize("out", [(3, 3), (4, 5), (7, 1), (9, 8), (2, 16)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_adaptive_max_pool2d_matches_cpu(out, dtype):
+    # Uneven and overlapping windows, identity and upsampling sizes; unbatched, transposed.
+    x = torch.randn(2, 3, 9, 8, generator=torch.Generator().manual_seed(8))
+    for inp in (x, x[0].transpose(1, 2)):
+        got = pool_with(F.adaptive_max_pool2d, "accel", inp, dtype, output_size=out)
+        want = pool_with(F.adaptive_max_pool2d, "cpu", inp, dtype, output_size=out)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+    values = torch.empty(0, device="accel")
+    indices = torch.empty(0, dtype=torch.long, device="accel")
+    torch._C._nn.adaptive_max_pool2d(x.to("accel"), out, out=(values, indices))
+    want = F.adaptive_max_pool2d(x, out, return_indices=True)
+    torch.testing.assert_close(values.cpu(), want[0])
+    torch.testing.assert_close(indices.cpu(), want[1])
+    no_fallback()
+    with pytest.raises(RuntimeError, match="non-zero size"):
+        F.adaptive_max_pool2d(torch.randn(2, 3, 0, 4).to("accel"), 2)

@@ -1,4 +1,5 @@
-"""Native reductions, softmax, layer norm, cumsum and nll_loss against CPU PyTorch."""
+"""Native reductions, softmax, layer norm, the scans (cumsum, cumprod, cummax, cummin) and
+nll_loss against CPU PyTorch."""
 
 import pytest
 import torch
@@ -30,6 +31,10 @@ MY_OPS = (
     "linalg_vector_norm",
     "_foreach_norm",
     "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "aminmax",
     "softmax",
     "log_softmax",
     "layer_norm",
@@ -237,19 +242,93 @@ def test_clip_grad_norm(foreach):
     assert_native()
 
 
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_cumsum(dtype, dim):
-    x = inputs(dtype, (5, 6, 7))
+def test_cumsum_cumprod(op, dtype, dim):
+    # A transposed input is scanned in place; for cumprod, floats near 1 keep 7 factors in range.
+    x = inputs(dtype, (5, 7, 6)).transpose(1, 2)
+    if op == "cumprod" and dtype.is_floating_point:
+        x = (1 + x.float() / 4).to(dtype)
     a = x.to("accel")
-    close(torch.cumsum(a, dim), torch.cumsum(x, dim), dtype)
+    close(getattr(torch, op)(a, dim), getattr(torch, op)(x, dim), dtype)
     if dtype == torch.float32:
         b = a.clone()
-        b.cumsum_(dim)
-        close(b, x.cumsum(dim))
+        getattr(b, op + "_")(dim)
+        close(b, getattr(x, op)(dim))
         out = torch.empty(0, dtype=torch.float64, device="accel")
-        torch.cumsum(a, dim, out=out)
-        close(out, torch.cumsum(x, dim, dtype=torch.float64))
+        getattr(torch, op)(a, dim, out=out)
+        close(out, getattr(torch, op)(x, dim, dtype=torch.float64))
+    assert_native()
+
+
+def test_cumprod_backward_with_and_without_zeros():
+    for zero in (False, True):
+        x = torch.randn(4, 6).double()
+        if zero:
+            x[1, 2] = 0
+            x[2, 1] = x[2, 4] = 0
+        xa = x.to("accel").requires_grad_()
+        xc = x.clone().requires_grad_()
+        g = torch.randn(4, 6).double()
+        torch.cumprod(xa, 1).backward(g.to("accel"))
+        torch.cumprod(xc, 1).backward(g)
+        close(xa.grad, xc.grad)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("op", [torch.cummax, torch.cummin])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cummax_cummin(op, dtype, dim):
+    # Small integers make ties, which take the last position, as on CPU.
+    x = inputs(dtype, (4, 9, 5)).transpose(0, 2)
+    if dtype.is_floating_point:
+        x = x.float().mul(2).round().to(dtype)
+    got, want = op(x.to("accel"), dim), op(x, dim)
+    close(got.values, want.values, dtype)
+    close(got.indices, want.indices)
+    values = torch.empty(0, dtype=dtype, device="accel")
+    indices = torch.empty(0, dtype=torch.long, device="accel")
+    op(x.to("accel"), dim, out=(values, indices))
+    close(values, want.values, dtype)
+    close(indices, want.indices)
+    assert_native()
+
+
+def test_cummax_nan_and_backward():
+    x = torch.tensor([[1.0, float("nan"), 3.0, float("nan"), 0.5], [2.0, 2.0, 1.0, 5.0, 5.0]])
+    for op in (torch.cummax, torch.cummin):
+        got, want = op(x.to("accel"), 1), op(x, 1)
+        close(got.values, want.values)
+        close(got.indices, want.indices)
+    y = torch.randn(3, 8)
+    ya = y.to("accel").requires_grad_()
+    yc = y.clone().requires_grad_()
+    g = torch.randn(3, 8)
+    torch.cummax(ya, 1).values.backward(g.to("accel"))
+    torch.cummax(yc, 1).values.backward(g)
+    close(ya.grad, yc.grad)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_aminmax(dtype):
+    x = inputs(dtype, (5, 6)).t()
+    a = x.to("accel")
+    for kw in ({}, {"dim": 0}, {"dim": -1, "keepdim": True}, {"keepdim": True}):
+        got, want = torch.aminmax(a, **kw), torch.aminmax(x, **kw)
+        close(got.min, want.min, dtype)
+        close(got.max, want.max, dtype)
+    lo, hi = (
+        torch.empty(0, dtype=dtype, device="accel"),
+        torch.empty(0, dtype=dtype, device="accel"),
+    )
+    torch.aminmax(a, dim=1, out=(lo, hi))
+    close(lo, x.amin(1), dtype)
+    close(hi, x.amax(1), dtype)
+    with pytest.raises(RuntimeError, match="empty"):
+        torch.aminmax(torch.empty(0, device="accel"))
     assert_native()
 
 

@@ -1,4 +1,5 @@
-"""Native isin against CPU: dtypes, invert, out=, non-contiguous and empty inputs."""
+"""Native isin, unique and unique_consecutive against CPU: dtypes, invert, inverse and counts,
+out=, non-contiguous and empty inputs."""
 
 import pytest
 import torch
@@ -49,3 +50,34 @@ def test_isin_mixed_dtypes_promote_like_cpu():
     torch.testing.assert_close(
         torch.isin(x.to("accel"), tests.to("accel")).cpu(), torch.isin(x, tests)
     )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_unique_inverse_and_counts(dtype, consecutive):
+    g = torch.Generator().manual_seed(2)
+    x = torch.randint(0, 6, (7, 5), generator=g)
+    x = (x > 2 if dtype == torch.bool else x.to(dtype)).t()  # non-contiguous
+    op = torch.unique_consecutive if consecutive else torch.unique
+    for inverse, counts in [(False, False), (True, False), (False, True), (True, True)]:
+        got = op(x.to("accel"), return_inverse=inverse, return_counts=counts)
+        want = op(x, return_inverse=inverse, return_counts=counts)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert len(got) == len(want)
+        for g_, w_ in zip(got, want):
+            assert g_.device.type == "accel" and g_.dtype == w_.dtype
+            torch.testing.assert_close(g_.cpu(), w_)
+    no_fallback()
+
+
+def test_unique_scalar_empty_and_sorted_false():
+    for x in (torch.tensor(3.0), torch.empty(0), torch.tensor([2, 2, 1, 3, 1])):
+        for op in (torch.unique, torch.unique_consecutive):
+            got = op(x.to("accel"), return_inverse=True, return_counts=True)
+            want = op(x, return_inverse=True, return_counts=True)
+            for g_, w_ in zip(got, want):
+                torch.testing.assert_close(g_.cpu(), w_)
+    # sorted=False sorts anyway, as on CUDA: the same set of values.
+    x = torch.tensor([5, 1, 5, 3])
+    assert torch.unique(x.to("accel"), sorted=False).cpu().tolist() == [1, 3, 5]
+    no_fallback()

@@ -3,6 +3,7 @@
 // the destination, the source and the indices over one iteration shape (the indexed
 // dimensions of the indexed operand restrided to 0) and calls the indexing kernel, after
 // checking the index values on the device (see checkIndexRange for the price and the reason).
+// masked_select and masked_scatter_ are made of these.
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/IndexingUtils.h>
@@ -10,6 +11,7 @@
 #include <ATen/native/TensorAdvancedIndexingUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -466,6 +468,34 @@ struct MaskedSelect {
   }
 };
 
+// masked_scatter_: self's elements where mask is set take source's in order. Element i takes
+// source[(number of set elements up to i) - 1], read with index_select, whose bounds check
+// raises when source is too short.
+struct MaskedScatter {
+  static bool native(at::Tensor& self, const at::Tensor&, const at::Tensor& source) {
+    return nativeSelf(self) && source.device() == self.device();
+  }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
+    TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+                "masked_scatter_: expected self and source to have same dtypes but got",
+                self.scalar_type(), " and ", source.scalar_type());
+    TORCH_CHECK(mask.scalar_type() == at::kBool,
+                "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+                mask.scalar_type());
+    const at::Tensor mask_here = onDevice(mask, self);
+    const at::Tensor m = at::expand_inplace(self, mask_here, "masked_scatter_")->reshape({-1});
+    if (self.numel() == 0) return self;
+    const at::Tensor src = source.reshape({-1});
+    if (src.numel() == 0) {
+      TORCH_CHECK(!m.any().item<bool>(), "Number of elements of source < number of ones in mask");
+      return self;
+    }
+    const at::Tensor position = m.cumsum(0).sub_(1).clamp_min_(0);
+    self.copy_(at::where(m, src.index_select(0, position), self.reshape({-1})).view(self.sizes()));
+    return self;
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Gather>(m, "gather", nullptr, "gather.out");
   registerForms<ScatterSrc<IndexMode::Copy>>(m, "scatter.src", "scatter_.src", "scatter.src_out");
@@ -480,6 +510,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<IndexFill>(m, "index_fill_.int_Scalar");
   registerNative<IndexFillTensor>(m, "index_fill_.int_Tensor");
   registerForms<MaskedSelect>(m, "masked_select", nullptr, "masked_select.out");
+  registerNative<MaskedScatter>(m, "masked_scatter_");
   registerNative<EmbeddingDenseBackward>(m, "embedding_dense_backward");
   registerForms<Index>(m, "index.Tensor", nullptr, "index.Tensor_out");
   registerNative<IndexPut>(m, "_index_put_impl_");

@@ -1,12 +1,16 @@
 // multinomial without replacement (or one sample), composed of native accel ops: the
 // categories with the largest p / E, E ~ Exp(1) drawn from the device generator, are a sample
-// without replacement in proportion to p (the Gumbel top-k trick). With replacement and more
-// than one sample it still goes through the counted fallback. The distribution is checked
+// without replacement in proportion to p (the Gumbel top-k trick). With replacement, each
+// draw u ~ U[0, 1) picks the first category whose cumulative weight, divided by the last
+// (exactly 1 then), is above u: a zero weight adds nothing, so it is never picked. The
+// distribution is checked
 // on the host first (one synchronisation), for CPU's errors on negative, non-finite or
 // all-zero weights; under graph capture the check is skipped, as CUDA checks on the device.
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/searchsorted.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -35,8 +39,7 @@ void checkDistribution(const Tensor& p) {
 struct Multinomial {
   static bool native(const Tensor& self, int64_t num_samples, bool replacement,
                      std::optional<at::Generator>) {
-    return at::isFloatingType(self.scalar_type()) && kernelSupports(self.scalar_type()) &&
-           (!replacement || num_samples == 1);
+    return at::isFloatingType(self.scalar_type()) && kernelSupports(self.scalar_type());
   }
   static Tensor compute(const Tensor& self, int64_t num_samples, bool replacement,
                         std::optional<at::Generator> generator, const Output& out) {
@@ -46,12 +49,19 @@ struct Multinomial {
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
     const Tensor p = self.to(at::toOpMathType(self.scalar_type()));
     checkDistribution(p);
-    const Tensor u = at::empty_like(p).uniform_(0, 1, generator);
-    const Tensor keys = p / -u.log();  // u == 0 gives key 0: never ahead of a positive weight
     c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 1);
     shape.push_back(num_samples);
     Tensor result = out.allocate(shape, self.options().dtype(at::kLong), Output::DTypeRule::Exact);
     out.checkNoOverlap({self});
+    if (replacement && num_samples > 1) {
+      const Tensor cdf = p.cumsum(-1);
+      const Tensor u = at::empty(shape, p.options()).uniform_(0, 1, generator);
+      result.copy_(at::searchsorted(cdf / cdf.narrow(-1, p.size(-1) - 1, 1), u, false,
+                                    /*right=*/true));
+      return out.finish(result);
+    }
+    const Tensor u = at::empty_like(p).uniform_(0, 1, generator);
+    const Tensor keys = p / -u.log();  // u == 0 gives key 0: never ahead of a positive weight
     result.copy_(std::get<1>(keys.topk(num_samples, -1)));
     return out.finish(result);
   }

@@ -1,5 +1,6 @@
 // Reductions: sum, mean, prod, amax/amin, max/min (full and with indices), argmax/argmin,
-// var/std (+ _mean), linalg_vector_norm, _foreach_norm, cumsum. Output shapes and dtypes come
+// var/std (+ _mean), linalg_vector_norm, _foreach_norm, the scans (cumsum, cumprod, and the
+// _cummax/_cummin helpers behind cummax and cummin). Output shapes and dtypes come
 // from ATen's reduction helpers (make_dim_mask, shape_from_dim_mask, get_dtype_from_self);
 // the kernel gets the input's kept and reduced dimensions as sizes and byte strides.
 #include <ATen/native/ReduceOpsUtils.h>
@@ -24,6 +25,7 @@ namespace {
 using at::Tensor;
 using at::native::DimMask;
 using kernels::ReduceOp;
+using kernels::ScanOp;
 
 // Appends a dimension to a list kept innermost first, merging it into the previous one when
 // every stride continues it (so the linear index over the list is unchanged).
@@ -332,6 +334,38 @@ struct MaxDim {
   }
 };
 
+// aminmax: amin and amax in one call (searchsorted's sorter check uses it).
+struct Aminmax {
+  static constexpr int kOutputs = 2;
+  static bool native(const Tensor& self, std::optional<int64_t>, bool) {
+    return kernelSupports(self.scalar_type());
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, std::optional<int64_t> dim,
+                                            bool keepdim, const Output& min, const Output& max) {
+    if (dim) {
+      dim = c10::maybe_wrap_dim(*dim, self.dim());
+      at::native::zero_numel_check_dims(self, *dim, "aminmax");
+    } else {
+      TORCH_CHECK(self.numel() > 0,
+                  "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                  "has no identity.");
+    }
+    for (const Output* out : {&min, &max})
+      TORCH_CHECK(!out->isGiven() || out->tensor().scalar_type() == self.scalar_type(),
+                  "Expected out tensor to have dtype ", self.scalar_type(), ", but got ",
+                  out->tensor().scalar_type(), " instead");
+    const DimMask mask = dim ? at::native::make_dim_mask(*dim, self.dim())
+                             : at::native::make_dim_mask(std::nullopt, self.dim());
+    Tensor lo = reduceResult(min, self, mask, keepdim, self.scalar_type());
+    Tensor hi = reduceResult(max, self, mask, keepdim, self.scalar_type());
+    min.checkNoOverlap({self});
+    max.checkNoOverlap({self});
+    launchReduce(ReduceOp::Min, self, mask, keepdim, lo, {});
+    launchReduce(ReduceOp::Max, self, mask, keepdim, hi, {});
+    return {min.finish(lo), max.finish(hi)};
+  }
+};
+
 template <ReduceOp Op>
 struct Argmax {
   static bool native(const Tensor& self, std::optional<int64_t>, bool) {
@@ -461,30 +495,37 @@ struct ForeachNorm {
   }
 };
 
-// --- cumsum ---------------------------------------------------------------------------------
+// --- scans ----------------------------------------------------------------------------------
 
-// Scans `self` along `dim` into a new contiguous tensor of dtype `out_dtype`.
-Tensor cumsumInto(const Tensor& self, int64_t dim, c10::ScalarType out_dtype) {
+// Scans `self` along `dim` into a new contiguous tensor of dtype `out_dtype` (and, for Max and
+// Min, into `indices`, a contiguous int64 tensor of self's sizes).
+Tensor scanInto(ScanOp op, const Tensor& self, int64_t dim, c10::ScalarType out_dtype,
+                const Tensor& indices = Tensor()) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const Tensor in = self.contiguous();
   Tensor out = at::empty(self.sizes(), self.options().dtype(out_dtype));
   if (out.numel() == 0) return out;
   kernels::ScanDesc d;
+  d.op = op;
   d.in = static_cast<const char*>(in.const_data_ptr());
   d.in_dtype = toKernelDType(in.scalar_type());
   d.out = static_cast<char*>(out.data_ptr());
   d.out_dtype = toKernelDType(out_dtype);
+  if (indices.defined()) d.indices = indices.data_ptr<int64_t>();
   if (self.dim() > 0) {
     for (int64_t k = 0; k < dim; ++k) d.outer *= self.size(k);
     d.n = self.size(dim);
     for (int64_t k = dim + 1; k < self.dim(); ++k) d.inner *= self.size(k);
   }
   const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().cumsum(d, currentRuntimeStream(device)), device);
+  ACCEL_RT_CHECK(kernels::reduceTable().scan(d, currentRuntimeStream(device)), device);
   return out;
 }
 
-struct Cumsum {
+// cumsum and cumprod: the dtype rules of sum and prod.
+template <ScanOp Op>
+struct Cumulative {
+  static constexpr const char* kName = Op == ScanOp::Sum ? "cumsum" : "cumprod";
   static bool native(const Tensor& self, int64_t, std::optional<c10::ScalarType> dtype) {
     return nativeInputs(self, dtype);
   }
@@ -492,15 +533,29 @@ struct Cumsum {
                         const Output& out) {
     if (out.form() == Output::Form::InPlace) {
       TORCH_CHECK(!dtype || *dtype == self.scalar_type(),
-                  "provided dtype must match the dtype of self tensor in cumsum. Got ", *dtype,
+                  "provided dtype must match the dtype of self tensor in ", kName, ". Got ", *dtype,
                   " and ", self.scalar_type(), ".");
     }
     const c10::ScalarType out_dtype = sumDType(self, dtype, out);
-    Tensor scanned = cumsumInto(self, dim, out_dtype);
+    Tensor scanned = scanInto(Op, self, dim, out_dtype);
     if (!out.isGiven()) return scanned;
     Tensor result = out.allocate(self.sizes(), self.options().dtype(out_dtype));
     result.copy_(scanned);
     return out.finish(result);
+  }
+};
+
+// _cummax_helper / _cummin_helper: cummax(_out) and cummin(_out) have checked and resized
+// values and indices to self's sizes (which may be non-contiguous) and wrapped dim.
+template <ScanOp Op>
+struct CumExtremum {
+  static bool native(const Tensor& self, const Tensor&, const Tensor&, int64_t) {
+    return kernelSupports(self.scalar_type());
+  }
+  static void compute(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+    Tensor idx = at::empty(self.sizes(), self.options().dtype(at::kLong));
+    values.copy_(scanInto(Op, self, dim, self.scalar_type(), idx));
+    indices.copy_(idx);
   }
 };
 
@@ -517,6 +572,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<MaxFull<ReduceOp::Min>>(m, "min");
   registerForms<MaxDim<ReduceOp::Max>>(m, "max.dim", nullptr, "max.dim_max");
   registerForms<MaxDim<ReduceOp::Min>>(m, "min.dim", nullptr, "min.dim_min");
+  registerForms<Aminmax>(m, "aminmax", nullptr, "aminmax.out");
   registerForms<Argmax<ReduceOp::Max>>(m, "argmax", nullptr, "argmax.out");
   registerForms<Argmax<ReduceOp::Min>>(m, "argmin", nullptr, "argmin.out");
   registerForms<Var<false>>(m, "var.correction", nullptr, "var.correction_out");
@@ -525,7 +581,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<VarMean<true>>(m, "std_mean.correction", nullptr, "std_mean.correction_out");
   registerForms<VectorNorm>(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
   registerNative<ForeachNorm>(m, "_foreach_norm.Scalar");
-  registerForms<Cumsum>(m, "cumsum", "cumsum_", "cumsum.out");
+  registerForms<Cumulative<ScanOp::Sum>>(m, "cumsum", "cumsum_", "cumsum.out");
+  registerForms<Cumulative<ScanOp::Prod>>(m, "cumprod", "cumprod_", "cumprod.out");
+  registerNative<CumExtremum<ScanOp::Max>>(m, "_cummax_helper");
+  registerNative<CumExtremum<ScanOp::Min>>(m, "_cummin_helper");
 }
 
 }  // namespace

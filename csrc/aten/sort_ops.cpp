@@ -1,6 +1,8 @@
 // sort (always stable) and topk (the first k of a sort). The sorted dimension is moved last
 // and made dense, sorted per slice by the sort kernel, and copied back into the outputs.
+// searchsorted and bucketize: a binary search per value by the sort family's search kernel.
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/BucketizationUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <torch/library.h>
@@ -99,7 +101,109 @@ struct Topk {
   }
 };
 
+// --- searchsorted, bucketize -------------------------------------------------------------------
+
+// The insertion points of `self`'s values in `boundaries` (CPU's checks and dtype promotion).
+at::Tensor searchsorted(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
+                        bool right, std::optional<std::string_view> side, const at::Tensor& sorter,
+                        const Output& out) {
+  const c10::ScalarType dtype = out_int32 ? at::kInt : at::kLong;
+  at::native::searchsorted_pre_check(
+      boundaries, self, out.isGiven() ? out.tensor() : at::empty({0}, self.options().dtype(dtype)),
+      out_int32, right, side, sorter);
+  at::Tensor result = out.allocate(self.sizes(), self.options().dtype(dtype),
+                                   Output::DTypeRule::Exact, /*contiguous=*/true);
+  out.checkNoOverlap({self, boundaries});
+  if (self.numel() == 0) return out.finish(result);
+  at::Tensor values, keys, order;
+  at::native::searchsorted_maybe_trim_input_tensors(values, keys, order, self, boundaries, sorter);
+  const at::Tensor& v = values.defined() ? values : self;
+  const at::Tensor& b = keys.defined() ? keys : boundaries;
+  const at::Tensor& o = order.defined() ? order : sorter;
+  kernels::SearchDesc d;
+  d.boundaries = static_cast<const char*>(b.const_data_ptr());
+  d.sorter = o.defined() ? o.const_data_ptr<int64_t>() : nullptr;
+  d.values = static_cast<const char*>(v.const_data_ptr());
+  d.out = static_cast<char*>(result.data_ptr());
+  d.dtype = toKernelDType(v.scalar_type());
+  d.out_dtype = toKernelDType(dtype);
+  d.k = b.size(-1);
+  d.shared_row = b.dim() == 1;
+  d.m = d.shared_row || v.dim() == 0 ? v.numel() : v.size(-1);
+  d.nrows = v.numel() / d.m;
+  d.right = right || (side && *side == "right");
+  const int device = self.device().index();
+  ACCEL_RT_CHECK(kernels::sortTable().search(d, currentRuntimeStream(device)), device);
+  return out.finish(result);
+}
+
+// CPU's kernel has no bool searchsorted: those calls get its error through the fallback.
+bool searchable(c10::ScalarType t) { return kernelSupports(t) && t != at::kBool; }
+bool searchable(const at::Tensor& boundaries, const at::Tensor& self) {
+  return searchable(boundaries.scalar_type()) && searchable(self.scalar_type());
+}
+
+struct SearchSorted {
+  static bool native(const at::Tensor& boundaries, const at::Tensor& self, bool, bool,
+                     std::optional<std::string_view>, const std::optional<at::Tensor>&) {
+    return searchable(boundaries, self);
+  }
+  static at::Tensor compute(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32,
+                            bool right, std::optional<std::string_view> side,
+                            const std::optional<at::Tensor>& sorter, const Output& out) {
+    return searchsorted(boundaries, self, out_int32, right, side, sorter.value_or(at::Tensor()),
+                        out);
+  }
+};
+
+struct SearchSortedScalar {
+  static bool native(const at::Tensor& boundaries, const at::Scalar&, bool, bool,
+                     std::optional<std::string_view>, const std::optional<at::Tensor>&) {
+    return searchable(boundaries.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32,
+                            bool right, std::optional<std::string_view> side,
+                            const std::optional<at::Tensor>& sorter, const Output& out) {
+    return searchsorted(boundaries,
+                        at::native::searchsorted_scalar_tensor(self, boundaries.device()),
+                        out_int32, right, side, sorter.value_or(at::Tensor()), out);
+  }
+};
+
+// bucketize is searchsorted with the arguments swapped and 1-D boundaries.
+at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                     bool right, const Output& out) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
+              boundaries.dim(), ")");
+  return searchsorted(boundaries, self, out_int32, right, std::nullopt, at::Tensor(), out);
+}
+
+struct Bucketize {
+  static bool native(const at::Tensor& self, const at::Tensor& boundaries, bool, bool) {
+    return searchable(boundaries, self);
+  }
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                            bool right, const Output& out) {
+    return bucketize(self, boundaries, out_int32, right, out);
+  }
+};
+
+struct BucketizeScalar {
+  static bool native(const at::Scalar&, const at::Tensor& boundaries, bool, bool) {
+    return searchable(boundaries.scalar_type());
+  }
+  static at::Tensor compute(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32,
+                            bool right, const Output& out) {
+    return bucketize(at::native::searchsorted_scalar_tensor(self, boundaries.device()), boundaries,
+                     out_int32, right, out);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerForms<SearchSorted>(m, "searchsorted.Tensor", nullptr, "searchsorted.Tensor_out");
+  registerForms<SearchSortedScalar>(m, "searchsorted.Scalar", nullptr, "searchsorted.Scalar_out");
+  registerForms<Bucketize>(m, "bucketize.Tensor", nullptr, "bucketize.Tensor_out");
+  registerForms<BucketizeScalar>(m, "bucketize.Scalar", nullptr, "bucketize.Scalar_out");
   registerForms<Sort>(m, "sort.stable", nullptr, "sort.values_stable");
   registerForms<Topk>(m, "topk", nullptr, "topk.values");
 }

@@ -1,8 +1,8 @@
 // The reduction family: reductions over any set of dimensions (sum, prod, max/min with
-// indices, var/std, vector norms), cumsum and nll_loss, described with plain sizes and byte
-// strides. The reducers below are written once and run by host/reduce.cpp and cuda/reduce.cu,
-// which still schedule them each their own way. A reducer R over input storage type In has an
-// accumulator `acc_t` and:
+// indices, var/std, vector norms), the scans (cumsum, cumprod, cummax, cummin) and nll_loss,
+// described with plain sizes and byte strides. The reducers below are written once and run by
+// host/reduce.cpp and cuda/reduce.cu, which still schedule them each their own way. A reducer R
+// over input storage type In has an accumulator `acc_t` and:
 //   identity()          the accumulator of nothing
 //   reduce(a, v, j)     folds in element v, whose linear reduced index is j
 //   combine(a, b)       merges two partial accumulators (a covers lower indices when ordered)
@@ -59,12 +59,23 @@ struct ReduceDesc {
   char* workspace = nullptr;
 };
 
-// Contiguous [outer, n, inner] problem along the middle dimension.
+enum class ScanOp : int {
+  Sum,   // out[j] = in[0] + ... + in[j]
+  Prod,  // out[j] = in[0] * ... * in[j]
+  Max,   // out[j] = max of in[0..j]; indices[j] its position (ties and NaNs: the last, as ATen)
+  Min,   // likewise for the min
+};
+
+// Contiguous [outer, n, inner] problem along the middle dimension. Sum and Prod accumulate
+// in float/double/int64 by out_dtype; Max and Min keep in_dtype == out_dtype and write int64
+// `indices` of the same shape.
 struct ScanDesc {
+  ScanOp op = ScanOp::Sum;
   const char* in = nullptr;
   DType in_dtype = DType::Float;
   char* out = nullptr;
   DType out_dtype = DType::Float;
+  int64_t* indices = nullptr;
   int64_t outer = 1, n = 1, inner = 1;
 };
 
@@ -103,8 +114,8 @@ struct ReduceTable {
   // The bytes of ReduceDesc::workspace that reduce needs for `d` on the stream's device.
   int64_t (*workspace_bytes)(ReduceOp op, const ReduceDesc& d, ReduceParams params,
                              rt::Stream stream);
-  // out[.., j, ..] = sum of in[.., 0..j, ..], accumulated in float/double/int64 by out_dtype.
-  rt::Error (*cumsum)(const ScanDesc& d, rt::Stream stream);
+  // out[.., j, ..] = the scan of in[.., 0..j, ..] (ScanDesc).
+  rt::Error (*scan)(const ScanDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_forward)(const NllLossDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_backward)(const NllLossDesc& d, rt::Stream stream);
 };
@@ -373,13 +384,46 @@ inline rt::Error validateReduce(const ReduceDesc& d) {
   return rt::Error::Success;
 }
 
-// cumsum of one line: element j of the line at in + j * stride (elements).
-template <class In, class Out, class Acc>
-ACCEL_HD inline void scanLine(const In* in, Out* out, int64_t n, int64_t stride) {
-  Acc acc = Acc(0);
-  for (int64_t j = 0; j < n; ++j) {
-    acc += castTo<Acc>(in[j * stride]);
-    out[j * stride] = castTo<Out>(acc);
+inline rt::Error validateScan(const ScanDesc& d) {
+  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype) || d.outer < 0 || d.n < 0 ||
+      d.inner < 0)
+    return rt::Error::InvalidValue;
+  const bool extremum = d.op == ScanOp::Max || d.op == ScanOp::Min;
+  if (extremum && (d.in_dtype != d.out_dtype || d.indices == nullptr))
+    return rt::Error::InvalidValue;
+  return rt::Error::Success;
+}
+
+// The scan of line `line` (of outer * inner): its element j is at start + j * inner.
+template <class In, class Out>
+ACCEL_HD inline void scanLine(const ScanDesc& d, int64_t line) {
+  const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner, s = d.inner;
+  const In* in = reinterpret_cast<const In*>(d.in) + start;
+  Out* out = reinterpret_cast<Out*>(d.out) + start;
+  if (d.op == ScanOp::Sum || d.op == ScanOp::Prod) {
+    using Acc = SumAcc<Out>;
+    const bool prod = d.op == ScanOp::Prod;
+    Acc acc = Acc(prod ? 1 : 0);
+    for (int64_t j = 0; j < d.n; ++j) {
+      const Acc x = castTo<Acc>(in[j * s]);
+      acc = prod ? acc * x : acc + x;
+      out[j * s] = castTo<Out>(acc);
+    }
+  } else if constexpr (std::is_same_v<In, Out>) {
+    using A = OpMath<In>;
+    int64_t* idx = d.indices + start;
+    const bool max = d.op == ScanOp::Max;
+    A best = castTo<A>(in[0]);
+    int64_t at = 0;
+    for (int64_t j = 0; j < d.n; ++j) {
+      const A x = castTo<A>(in[j * s]);
+      if (isNan(x) || (!isNan(best) && (max ? x >= best : x <= best))) {
+        best = x;
+        at = j;
+      }
+      out[j * s] = castTo<Out>(best);
+      idx[j * s] = at;
+    }
   }
 }
 
@@ -524,9 +568,9 @@ rt::Error launchNllBackward(const NllLossDesc& d, rt::Stream stream) {
 template <class Exec>
 ReduceTable makeReduceTable(decltype(ReduceTable::reduce) reduce,
                             decltype(ReduceTable::workspace_bytes) workspace_bytes,
-                            decltype(ReduceTable::cumsum) cumsum) {
+                            decltype(ReduceTable::scan) scan) {
   return ReduceTable{
-      reduce, workspace_bytes, cumsum,
+      reduce, workspace_bytes, scan,
       static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Exec>),
       static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Exec>)};
 }

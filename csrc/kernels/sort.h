@@ -1,7 +1,8 @@
 // The sort family: a stable sort of many equal-length slices, as bottom-up merge sort: pass w
 // merges neighbouring runs of w keys, one functor call per (slice, run pair), ping-ponging between
-// the buffers and the scratch. The same functors run on the host pool and as CUDA kernels
-// (Exec::forEach, see the executors).
+// the buffers and the scratch; and the binary search of values in sorted rows (searchsorted,
+// bucketize). The same functors run on the host pool and as CUDA kernels (Exec::forEach, see
+// the executors).
 #pragma once
 
 #include "kernels/dtype.h"
@@ -23,8 +24,27 @@ struct SortDesc {
   bool descending = false;
 };
 
+// For each of the nrows * m values (row-major [nrows, m]) its insertion point in its row of
+// `boundaries` (contiguous rows of k ascending keys: one row shared by all values, or one per
+// row of values), read in the order of `sorter` (int64, the boundaries' shape, entries in
+// [0, k): checked by the caller) when given. Left: the first position whose key is >= the
+// value; right: the first whose key is > it; NaN is the largest, as ATen. Values and
+// boundaries have one dtype; out is Int64 or Int32, row-major [nrows, m].
+struct SearchDesc {
+  const char* boundaries = nullptr;
+  const int64_t* sorter = nullptr;  // null: boundaries are in order
+  const char* values = nullptr;
+  char* out = nullptr;
+  DType dtype = DType::Float;
+  DType out_dtype = DType::Int64;
+  int64_t nrows = 0, m = 0, k = 0;
+  bool shared_row = false;  // one row of boundaries for every row of values
+  bool right = false;
+};
+
 struct SortTable {
   rt::Error (*sort)(const SortDesc& d, rt::Stream stream);
+  rt::Error (*search)(const SearchDesc& d, rt::Stream stream);
   template <class Exec>
   static SortTable make();
 };
@@ -126,10 +146,50 @@ rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
   });
 }
 
+template <class T, class I>
+struct SearchOp {
+  SearchDesc d;
+  ACCEL_HD bool operator()(int64_t i) const {
+    const int64_t row = d.shared_row ? 0 : i / d.m;
+    const T* keys = reinterpret_cast<const T*>(d.boundaries) + row * d.k;
+    const int64_t* order = d.sorter ? d.sorter + row * d.k : nullptr;
+    const OpMath<T> v = static_cast<OpMath<T>>(reinterpret_cast<const T*>(d.values)[i]);
+    int64_t lo = 0, hi = d.k;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      const OpMath<T> key = static_cast<OpMath<T>>(keys[order ? order[mid] : mid]);
+      // Written as ATen's comparisons, so a NaN value or key goes right.
+      if (d.right ? !(key > v) : !(key >= v))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    reinterpret_cast<I*>(d.out)[i] = static_cast<I>(lo);
+    return true;
+  }
+};
+
+template <class Exec>
+rt::Error launchSearch(const SearchDesc& d, rt::Stream stream) {
+  if (!isSupported(d.dtype) || (d.out_dtype != DType::Int64 && d.out_dtype != DType::Int32) ||
+      d.nrows < 0 || d.m < 0 || d.k < 0)
+    return rt::Error::InvalidValue;
+  const int64_t total = d.nrows * d.m;
+  if (total == 0) return rt::Error::Success;
+  if (!d.values || !d.out || (d.k > 0 && !d.boundaries)) return rt::Error::InvalidValue;
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (d.out_dtype == DType::Int32)
+      return Exec::forEach(total, false, SearchOp<T, int32_t>{d}, stream);
+    return Exec::forEach(total, false, SearchOp<T, int64_t>{d}, stream);
+  });
+}
+
 template <class Exec>
 SortTable SortTable::make() {
   // The casts let nvcc resolve each function template's address.
-  return {static_cast<decltype(SortTable::sort)>(&launchSort<Exec>)};
+  return {static_cast<decltype(SortTable::sort)>(&launchSort<Exec>),
+          static_cast<decltype(SortTable::search)>(&launchSearch<Exec>)};
 }
 
 }  // namespace accel::kernels

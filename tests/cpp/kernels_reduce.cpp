@@ -123,8 +123,33 @@ TEST_F(ReduceTest, CumsumOfIntsIntoInt64) {
   d.outer = 1;
   d.n = 2;
   d.inner = 3;
-  ASSERT_EQ(host::reduceTable().cumsum(d, stream_), rt::Error::Success);
+  ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
   EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
+}
+
+TEST_F(ReduceTest, CumprodAndCummaxAlongALine) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{2, 3, 3, 1, nan, 5};  // one line of 6
+  char* out = deviceAlloc(6 * 4);
+  char* idx = deviceAlloc(6 * 8);
+  ScanDesc d;
+  d.op = ScanOp::Prod;
+  d.in = put(x);
+  d.in_dtype = d.out_dtype = DType::Float;
+  d.out = out;
+  d.n = 4;  // the first four only
+  ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
+  EXPECT_EQ(get<float>(out, 4), (std::vector<float>{2, 6, 18, 18}));
+  d.op = ScanOp::Max;
+  EXPECT_EQ(host::reduceTable().scan(d, stream_), rt::Error::InvalidValue);  // no indices
+  d.indices = reinterpret_cast<int64_t*>(idx);
+  d.n = 6;
+  ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
+  // A tie moves to the later position; NaN stays once seen.
+  EXPECT_EQ(get<int64_t>(idx, 6), (std::vector<int64_t>{0, 1, 2, 2, 4, 4}));
+  const std::vector<float> v = get<float>(out, 6);
+  EXPECT_EQ(v[3], 3);
+  EXPECT_TRUE(std::isnan(v[4]) && std::isnan(v[5]));
 }
 
 TEST_F(ReduceTest, NllLossMeanAddsChunksInOrder) {

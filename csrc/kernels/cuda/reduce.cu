@@ -91,11 +91,8 @@ __global__ void scanKernel(ScanDesc d) {
   const int64_t lines = d.outer * d.inner;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < lines;
-       line += step) {
-    const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner;
-    scanLine<In, Out, SumAcc<Out>>(reinterpret_cast<const In*>(d.in) + start,
-                                   reinterpret_cast<Out*>(d.out) + start, d.n, d.inner);
-  }
+       line += step)
+    scanLine<In, Out>(d, line);
 }
 
 unsigned blocksFor(int64_t n) {
@@ -165,8 +162,8 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   });
 }
 
-rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
-  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
+rt::Error scan(const ScanDesc& d, rt::Stream stream) {
+  if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
   if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
   cudaStream_t native = nullptr;
   if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
@@ -181,7 +178,7 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
 }
 
 const ReduceTable& reduceTable() {
-  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &cumsum);
+  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &scan);
   return table;
 }
 

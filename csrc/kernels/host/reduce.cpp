@@ -95,22 +95,17 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
 // The host driver's partials need no device scratch.
 int64_t workspaceBytes(ReduceOp, const ReduceDesc&, ReduceParams, rt::Stream) { return 0; }
 
-rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
-  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype)) return rt::Error::InvalidValue;
+rt::Error scan(const ScanDesc& d, rt::Stream stream) {
+  if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
   if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
   return dispatchDType(d.in_dtype, [&](auto in_tag) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     return dispatchDType(d.out_dtype, [&](auto out_tag) {
       using Out = typename std::decay_t<decltype(out_tag)>::type;
       return rt::host::enqueue(stream, [d] {
-        const In* in = reinterpret_cast<const In*>(d.in);
-        Out* out = reinterpret_cast<Out*>(d.out);
         const int64_t grain = std::max<int64_t>(1, kGrain / d.n);
         rt::host::parallelFor(0, d.outer * d.inner, grain, [&](int64_t b, int64_t e) {
-          for (int64_t line = b; line < e; ++line) {
-            const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner;
-            scanLine<In, Out, SumAcc<Out>>(in + start, out + start, d.n, d.inner);
-          }
+          for (int64_t line = b; line < e; ++line) scanLine<In, Out>(d, line);
         });
       });
     });
@@ -118,7 +113,7 @@ rt::Error cumsum(const ScanDesc& d, rt::Stream stream) {
 }
 
 const ReduceTable& reduceTable() {
-  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &cumsum);
+  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &scan);
   return table;
 }
 
