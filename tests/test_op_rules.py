@@ -139,6 +139,10 @@ def test_fallback_sees_the_calls_aliasing(name, fn):
                 torch.ones(1, 2, device=d), 2, out=torch.empty(1, 2, device=d)
             ),
         ),
+        (
+            "multinomial over more than 2^24 categories",
+            lambda d: torch.multinomial(torch.empty(2**24 + 1, device=d), 3),
+        ),
         # The step cast to an int64 out= is 0: CPU's ValueError.
         (
             "arange with a step that truncates to 0",

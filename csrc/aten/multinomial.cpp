@@ -46,6 +46,8 @@ struct Multinomial {
     TORCH_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
     TORCH_CHECK(replacement || num_samples <= self.size(-1),
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    // CPU's limit (its sampler indexes categories in float).
+    TORCH_CHECK(self.size(-1) <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
     const Tensor p = self.to(at::toOpMathType(self.scalar_type()));
     checkDistribution(p);
     const Tensor u = at::empty_like(p).uniform_(0, 1, generator);
