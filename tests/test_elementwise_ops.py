@@ -39,6 +39,10 @@ UNARY_FLOAT = [
     "sin",
     "cos",
     "tanh",
+    "sinh",
+    "cosh",
+    "tan",
+    "log10",
     "sigmoid",
     "erf",
     "floor",
@@ -61,7 +65,7 @@ def sample(dtype, shape=(6, 5), positive=False):
 @pytest.mark.parametrize("name", UNARY_FLOAT)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_unary_float(name, dtype):
-    positive = name in ("log", "log1p", "log2", "sqrt", "rsqrt")
+    positive = name in ("log", "log1p", "log2", "log10", "sqrt", "rsqrt")
     x = sample(dtype, positive=positive)
     fn = getattr(torch, name)
     close(fn(x.to("accel")), fn(x), dtype)

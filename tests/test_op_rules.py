@@ -96,6 +96,87 @@ def test_fallback_sees_the_calls_aliasing(name, fn):
     assert_like_cpu(fn)
 
 
+# --- native kernels check in CPU's order --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        # The overlap checks come before out= is resized (an expanded out= is refused, not
+        # reallocated) ...
+        (
+            "index_select into an expanded out=",
+            lambda d: torch.index_select(
+                torch.arange(18.0, device=d).view(3, 6),
+                1,
+                torch.tensor([0, 1], device=d),
+                out=torch.zeros(1, 6, device=d).expand(2, 6),
+            ),
+        ),
+        # ... or after it, on what the resize made of an input out= aliases.
+        (
+            "cat into a growing view of an input",
+            lambda d: torch.cat(
+                (torch.ones(4, 6, device=d), z := torch.zeros(4, 6, device=d)), out=z[:2, :]
+            ),
+        ),
+        (
+            "cat into an empty input",
+            lambda d: torch.cat((x := torch.zeros(0, device=d), torch.ones(4, 6, device=d)), out=x),
+        ),
+        (
+            "gather into a float64 out=",
+            lambda d: torch.gather(
+                torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=d),
+                1,
+                torch.tensor([[0, 0], [1, 0]], device=d),
+                out=torch.empty(2, 2, dtype=torch.float64, device=d),
+            ),
+        ),
+        (
+            "multinomial into a float out=",
+            lambda d: torch.multinomial(
+                torch.ones(1, 2, device=d), 2, out=torch.empty(1, 2, device=d)
+            ),
+        ),
+        (
+            "multinomial over more than 2^24 categories",
+            lambda d: torch.multinomial(torch.empty(2**24 + 1, device=d), 3),
+        ),
+        # The step cast to an int64 out= is 0: CPU's ValueError.
+        (
+            "arange with a step that truncates to 0",
+            lambda d: torch.arange(0, 64, 0.5, out=torch.empty(0, dtype=torch.long, device=d)),
+        ),
+    ],
+)
+def test_native_kernels_raise_cpus_errors(name, fn):
+    assert _run(fn, "cpu")[1] is not None
+    assert_like_cpu(fn)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        # gather into its own index: CPU checks partial overlap only, and each element reads
+        # its index before writing it.
+        lambda d: torch.gather(
+            torch.arange(10, 16, device=d).view(2, 3),
+            1,
+            i := torch.tensor([[2, 0, 1], [1, 1, 0]], device=d),
+            out=i,
+        ),
+        # int64 arange truncates start, end and step to integers first, as CPU does.
+        lambda d: torch.arange(0, 5.9, 1.5, out=torch.empty(0, dtype=torch.long, device=d)),
+        lambda d: torch.arange(0.5, 5, 1.5, out=torch.empty(0, dtype=torch.long, device=d)),
+        lambda d: torch.arange(0, -5, -1.5, out=torch.empty(0, dtype=torch.long, device=d)),
+    ],
+)
+def test_native_kernels_accept_what_cpu_accepts(fn):
+    assert _run(fn, "cpu")[1] is None
+    assert_like_cpu(fn, rtol=0, atol=0)
+
+
 def test_fallback_out_and_inputs_on_one_storage():
     # out= and the inputs are disjoint views of one storage (which CPU allows): the fallback's
     # shared CPU buffer must leave the inputs' bytes as they were.
@@ -295,6 +376,9 @@ def test_cat_family_argument_errors(fn):
         lambda x, o: torch.tril(x, out=o),
         lambda x, o: torch.softmax(x, 0, out=o),
         lambda x, o: torch.mm(x, x, out=o),
+        lambda x, o: torch.cat([x, x], out=o),
+        lambda x, o: torch.stack([x, x], out=o),
+        lambda x, o: torch.hstack([x, x], out=o),
     ],
 )
 def test_resizing_a_non_empty_out_warns_as_on_cpu(op):

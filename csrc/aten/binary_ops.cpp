@@ -133,11 +133,25 @@ struct NoAlpha {
   }
 };
 
+// rsub(self, other, alpha) = other - alpha * self (rsub.Scalar, a composite, calls it with
+// other a wrapped number).
+struct Rsub {
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha) {
+    return nativeBinary(BinaryOp::Sub, b, a, alpha);
+  }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
+                            const Output& out) {
+    return binary(BinaryOp::Sub, b, a, alpha, out.tensor());
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<WithAlpha<BinaryOp::Add>>(m, "add.Tensor", "add_.Tensor", "add.out");
   registerForms<WithAlpha<BinaryOp::Sub>>(m, "sub.Tensor", "sub_.Tensor", "sub.out");
   registerForms<NoAlpha<BinaryOp::Mul>>(m, "mul.Tensor", "mul_.Tensor", "mul.out");
   registerForms<NoAlpha<BinaryOp::Div>>(m, "div.Tensor", "div_.Tensor", "div.out");
+  registerForms<Rsub>(m, "rsub.Tensor", nullptr, nullptr);
 }
 
 }  // namespace

@@ -24,16 +24,19 @@ struct ArangeOut {
   }
   static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end,
                              const c10::Scalar& step, at::Tensor& out) {
-    // ATen's size rule: double arithmetic, except int64 outputs with integral bounds.
+    // ATen's rules: the bounds checked in double; an int64 output takes start, end and step
+    // truncated to int64 (a fractional step that truncates to 0 is CPU's ValueError) and
+    // integer arithmetic, every other dtype double arithmetic.
     const double xs = start.toDouble(), xe = end.toDouble(), xst = step.toDouble();
     TORCH_CHECK(xst > 0 || xst < 0, "step must be nonzero");
     TORCH_CHECK(std::isfinite(xs) && std::isfinite(xe), "unsupported range: ", xs, " -> ", xe);
     TORCH_CHECK(((xst > 0) && (xe >= xs)) || ((xst < 0) && (xe <= xs)),
                 "upper bound and larger bound inconsistent with step sign");
+    const bool integer = out.scalar_type() == at::kLong;
     double size_d;
-    if (out.scalar_type() == at::kLong && start.isIntegral(false) && end.isIntegral(false) &&
-        step.isIntegral(false)) {
+    if (integer) {
       const int64_t s = start.toLong(), e = end.toLong(), st = step.toLong();
+      TORCH_CHECK_VALUE(st != 0, "step must be nonzero");
       size_d = static_cast<double>((e - s + st - (st > 0 ? 1 : -1)) / st);
     } else {
       size_d = std::ceil((xe - xs) / xst);
@@ -52,7 +55,9 @@ struct ArangeOut {
     d.op[0].dtype = toKernelDType(out.scalar_type());
     d.op[0].strides[0] = out.stride(0) * out.element_size();
     const int device = out.device().index();
-    ACCEL_RT_CHECK(kernels::indexTable().arange(d, toKernelScalar(start), toKernelScalar(step),
+    const c10::Scalar first = integer ? c10::Scalar(start.toLong()) : start;
+    const c10::Scalar delta = integer ? c10::Scalar(step.toLong()) : step;
+    ACCEL_RT_CHECK(kernels::indexTable().arange(d, toKernelScalar(first), toKernelScalar(delta),
                                                 currentRuntimeStream(device)),
                    device);
     return out;

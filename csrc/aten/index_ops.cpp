@@ -5,6 +5,7 @@
 // checking the index values on the device (see checkIndexRange for the price and the reason).
 // masked_select and masked_scatter_ are made of these.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/IndexingUtils.h>
 #include <ATen/native/ScatterGatherChecks.h>
@@ -65,14 +66,14 @@ struct Gather {
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             bool sparse_grad, const Output& out) {
     dim = at::maybe_wrap_dim(dim, self.dim());
-    std::optional<at::Tensor> given;
-    if (out.isGiven()) given = out.tensor();
-    at::native::scatter_gather_dtype_check("gather", self, index, given);
-    // Like CPU: an empty index needs no matching shape.
-    if (index.numel() != 0) at::native::gather_shape_check(self, dim, index);
+    // CPU's order: the out= rules (its dtype first), the overlaps (an out= that is the index
+    // itself is allowed: each element reads its index before it is written), then the index.
     at::Tensor result = out.allocate(index.sizes(), self.options(), Output::DTypeRule::Exact);
-    out.checkNoOverlap({self, index});
-    if (index.numel() == 0) return out.finish(result);
+    out.checkNoOverlap({self});
+    if (out.isGiven()) at::assert_no_partial_overlap(out.tensor(), index);
+    at::native::scatter_gather_dtype_check("gather", self, index, std::nullopt);
+    if (index.numel() == 0) return out.finish(result);  // no matching shape needed, as on CPU
+    at::native::gather_shape_check(self, dim, index);
     at::Tensor src = atLeast1d(self), idx = atLeast1d(onDevice(index, self));
     at::Tensor dst = atLeast1d(result);
     checkIndexRange(idx, src.size(dim), false, dim, nullptr, false);
@@ -181,8 +182,9 @@ struct IndexSelect {
     const std::vector<int64_t> result_shape =
         self_.dim() == 0 ? (index.numel() == 1 ? std::vector<int64_t>{} : index.sizes().vec())
                          : shape;
-    at::Tensor result = out.allocate(result_shape, self_.options(), Output::DTypeRule::Exact);
+    // Before the resize, as on CPU: an expanded out= is refused rather than reallocated.
     out.checkNoOverlap({self_, index_});
+    at::Tensor result = out.allocate(result_shape, self_.options(), Output::DTypeRule::Exact);
     if (index.numel() == 0 || result.numel() == 0) return out.finish(result);
     checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
     at::Tensor dst = result.view(shape);

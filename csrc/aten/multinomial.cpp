@@ -44,9 +44,13 @@ struct Multinomial {
   static Tensor compute(const Tensor& self, int64_t num_samples, bool replacement,
                         std::optional<at::Generator> generator, const Output& out) {
     TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "prob_dist must be 1 or 2 dim");
+    TORCH_CHECK(!out.isGiven() || out.tensor().scalar_type() == at::kLong,
+                "multinomial expects Long tensor out, got: ", out.tensor().scalar_type());
     TORCH_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
     TORCH_CHECK(replacement || num_samples <= self.size(-1),
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    // CPU's limit (its sampler indexes categories in float).
+    TORCH_CHECK(self.size(-1) <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
     const Tensor p = self.to(at::toOpMathType(self.scalar_type()));
     checkDistribution(p);
     c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 1);

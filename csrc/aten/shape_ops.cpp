@@ -1,6 +1,8 @@
 // Shape ops: nonzero (synchronises for the count, like CUDA), cat (device copies into
 // slices of the output), triu and tril, flip and roll.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
@@ -71,7 +73,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
               "torch.cat(): input types can't be cast to the desired output type ",
               out.scalar_type());
   if (ref == nullptr) {  // all legacy empty
-    out.resize_({0});
+    at::native::resize_output(out, {0});
     return out;
   }
   dim = at::maybe_wrap_dim(dim, ref->dim());
@@ -94,12 +96,11 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
     total += t.size(dim);
   }
   shape[dim] = total;
-  for (const auto& t : tensors) {
-    TORCH_CHECK(skipped(t) || !out.is_alias_of(t) || out.numel() == 0,
-                "unsupported operation: some elements of the input tensor and the written-to "
-                "tensor refer to a single memory location.");
-  }
-  out.resize_(shape);
+  // CPU's order: resize (warning when a non-empty out= changes shape), then the overlap
+  // checks, on the resized out= (an input it aliases may have grown with it).
+  at::native::resize_output(out, shape);
+  at::assert_no_internal_overlap(out);
+  for (const auto& t : tensors) at::assert_no_overlap(out, t);
   int64_t offset = 0;
   for (const auto& t : tensors) {
     if (skipped(t) || t.size(dim) == 0) continue;
@@ -237,7 +238,7 @@ struct Flip {
     return kernelSupports(self.scalar_type());
   }
   static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dims) {
-    return flip(self, dims);
+    return accel::flip(self, dims);  // not ADL's at::flip
   }
 };
 

@@ -34,6 +34,10 @@ enum class UnaryOp : int {
   Sin,
   Cos,
   Tanh,
+  Sinh,
+  Cosh,
+  Tan,
+  Log10,
   Sigmoid,
   Erf,
   Floor,
@@ -115,6 +119,10 @@ ACCEL_UNARY_FUNCTOR(ReciprocalFn, T(1) / x)
 ACCEL_UNARY_FUNCTOR(SinFn, std::sin(x))
 ACCEL_UNARY_FUNCTOR(CosFn, std::cos(x))
 ACCEL_UNARY_FUNCTOR(TanhFn, vtanh(x))
+ACCEL_UNARY_FUNCTOR(SinhFn, std::sinh(x))
+ACCEL_UNARY_FUNCTOR(CoshFn, std::cosh(x))
+ACCEL_UNARY_FUNCTOR(TanFn, std::tan(x))
+ACCEL_UNARY_FUNCTOR(Log10Fn, std::log10(x))
 ACCEL_UNARY_FUNCTOR(SigmoidFn, T(1) / (T(1) + vexp(-x)))
 ACCEL_UNARY_FUNCTOR(ErfFn, verf(x))
 ACCEL_UNARY_FUNCTOR(FloorFn, std::floor(x))
@@ -185,6 +193,27 @@ constexpr T highest() {
     return std::numeric_limits<T>::max();
 }
 
+// Beyond complex.h's functions, those only these ops use.
+// z scaled by a real factor, componentwise (a complex multiply by (r, 0) would make 0 * inf nan).
+template <class R>
+ACCEL_HD inline Complex<R> cscale(Complex<R> z, R r) {
+  return {z.re * r, z.im * r};
+}
+template <class R>
+ACCEL_HD inline Complex<R> csinh(Complex<R> z) {
+  return {std::sinh(z.re) * std::cos(z.im), std::cosh(z.re) * std::sin(z.im)};
+}
+template <class R>
+ACCEL_HD inline Complex<R> ccosh(Complex<R> z) {
+  return {std::cosh(z.re) * std::cos(z.im), std::sinh(z.re) * std::sin(z.im)};
+}
+// tan z = -i tanh(iz).
+template <class R>
+ACCEL_HD inline Complex<R> ctan(Complex<R> z) {
+  const Complex<R> t = ctanh(Complex<R>(-z.im, z.re));
+  return {t.im, -t.re};
+}
+
 // The complex unary ops, as functors over T = Complex<R> (R the result for Abs and Angle).
 #define ACCEL_COMPLEX_UNARY(NAME, RESULT, EXPR)            \
   template <class T>                                       \
@@ -204,7 +233,15 @@ ACCEL_COMPLEX_UNARY(ComplexRsqrtFn, T, T(R(1)) / csqrt(z))
 ACCEL_COMPLEX_UNARY(ComplexSinFn, T, csin(z))
 ACCEL_COMPLEX_UNARY(ComplexCosFn, T, ccos(z))
 ACCEL_COMPLEX_UNARY(ComplexTanhFn, T, ctanh(z))
+ACCEL_COMPLEX_UNARY(ComplexSinhFn, T, csinh(z))
+ACCEL_COMPLEX_UNARY(ComplexCoshFn, T, ccosh(z))
+ACCEL_COMPLEX_UNARY(ComplexTanFn, T, ctan(z))
+// 2^z = e^(z ln 2); log2 and log10 divide log's components by ln 2 and ln 10.
+ACCEL_COMPLEX_UNARY(ComplexExp2Fn, T, cexp(cscale(z, R(0.6931471805599453))))
+ACCEL_COMPLEX_UNARY(ComplexLog2Fn, T, cscale(clog(z), R(1.4426950408889634)))
+ACCEL_COMPLEX_UNARY(ComplexLog10Fn, T, cscale(clog(z), R(0.4342944819032518)))
 ACCEL_COMPLEX_UNARY(ComplexSigmoidFn, T, T(R(1)) / (T(R(1)) + cexp(-z)))
+ACCEL_COMPLEX_UNARY(ComplexSiluFn, T, z / (T(R(1)) + cexp(-z)))
 ACCEL_COMPLEX_UNARY(ComplexIsNanFn, bool, z.re != z.re || z.im != z.im)
 ACCEL_COMPLEX_UNARY(ComplexIsFiniteFn, bool, std::isfinite(z.re) && std::isfinite(z.im))
 #undef ACCEL_COMPLEX_UNARY
@@ -225,6 +262,13 @@ inline ComplexResult complexUnaryResult(UnaryOp op) {
     case UnaryOp::Sin:
     case UnaryOp::Cos:
     case UnaryOp::Tanh:
+    case UnaryOp::Sinh:
+    case UnaryOp::Cosh:
+    case UnaryOp::Tan:
+    case UnaryOp::Exp2:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
+    case UnaryOp::Silu:
     case UnaryOp::Sigmoid: return ComplexResult::Same;
     case UnaryOp::LogicalNot:
     case UnaryOp::IsNan:
@@ -271,7 +315,14 @@ rt::Error launchComplexUnary(UnaryOp op, const ElementwiseDesc& d, rt::Stream st
         case UnaryOp::Sin: ACCEL_RUN(ComplexSinFn);
         case UnaryOp::Cos: ACCEL_RUN(ComplexCosFn);
         case UnaryOp::Tanh: ACCEL_RUN(ComplexTanhFn);
+        case UnaryOp::Sinh: ACCEL_RUN(ComplexSinhFn);
+        case UnaryOp::Cosh: ACCEL_RUN(ComplexCoshFn);
+        case UnaryOp::Tan: ACCEL_RUN(ComplexTanFn);
+        case UnaryOp::Exp2: ACCEL_RUN(ComplexExp2Fn);
+        case UnaryOp::Log2: ACCEL_RUN(ComplexLog2Fn);
+        case UnaryOp::Log10: ACCEL_RUN(ComplexLog10Fn);
         case UnaryOp::Sigmoid: ACCEL_RUN(ComplexSigmoidFn);
+        case UnaryOp::Silu: ACCEL_RUN(ComplexSiluFn);
         case UnaryOp::LogicalNot: ACCEL_RUN_BOOL(LogicalNotFn);
         case UnaryOp::IsNan: ACCEL_RUN_BOOL(ComplexIsNanFn);
         case UnaryOp::IsFinite: ACCEL_RUN_BOOL(ComplexIsFiniteFn);
@@ -343,6 +394,10 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
           case UnaryOp::Sin: ACCEL_RUN(SinFn);
           case UnaryOp::Cos: ACCEL_RUN(CosFn);
           case UnaryOp::Tanh: ACCEL_RUN(TanhFn);
+          case UnaryOp::Sinh: ACCEL_RUN(SinhFn);
+          case UnaryOp::Cosh: ACCEL_RUN(CoshFn);
+          case UnaryOp::Tan: ACCEL_RUN(TanFn);
+          case UnaryOp::Log10: ACCEL_RUN(Log10Fn);
           case UnaryOp::Sigmoid: ACCEL_RUN(SigmoidFn);
           case UnaryOp::Erf: ACCEL_RUN(ErfFn);
           case UnaryOp::Floor: ACCEL_RUN(FloorFn);
