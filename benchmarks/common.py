@@ -10,18 +10,25 @@ import time
 def median_seconds(fn, repeats: int = 15, inner: int = 1, sync=None) -> float:
     """Median over `repeats` runs of `inner` calls of fn, per call; `sync` runs inside the timing
     (so asynchronous accel work is counted)."""
+    return median_wall_and_cpu_seconds(fn, repeats, inner, sync)[0]
+
+
+def median_wall_and_cpu_seconds(fn, repeats: int = 15, inner: int = 1, sync=None):
+    """(wall, CPU) medians per call, as median_seconds. CPU is this process's time, all threads,
+    user and system: on a loaded machine it varies far less than the wall time."""
     fn()
     if sync:
         sync()
-    samples = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for _ in range(inner):
             fn()
         if sync:
             sync()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
+        wall.append((time.perf_counter() - t0) / inner)
+        cpu.append((time.process_time() - c0) / inner)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def medians_in_turns(steps: dict, repeats: int, warmup: int = 2) -> dict:
