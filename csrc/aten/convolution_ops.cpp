@@ -149,11 +149,30 @@ struct ConvShape {
   }
 };
 
-// The image side from the column side: col2im(weight^T @ x).
-at::Tensor imageFromColumns(const at::Tensor& x, const at::Tensor& weight, const ConvShape& s) {
+void addBias(at::Tensor& out, const std::optional<at::Tensor>& bias) {
+  if (!bias.has_value() || !bias->defined()) return;
+  c10::DimVector shape(out.dim(), 1);
+  shape[1] = out.size(1);
+  out.add_(bias->reshape(shape));
+}
+
+// The image side from the column side: col2im(weight^T @ x), plus the bias. In half and
+// bfloat16 the products stay float until col2im has summed them and the bias is added, so the
+// image is rounded once, as CPU's is.
+at::Tensor imageFromColumns(const at::Tensor& x, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, const ConvShape& s) {
+  if (at::isReducedFloatingType(x.scalar_type())) {
+    std::optional<at::Tensor> bias_float;
+    if (bias.has_value() && bias->defined()) bias_float = bias->to(at::kFloat);
+    return imageFromColumns(x.to(at::kFloat), weight.to(at::kFloat), bias_float, s)
+        .to(x.scalar_type());
+  }
   const at::Tensor cols = at::bmm(s.batchedWeight(weight).transpose(1, 2), s.columnSide(x));
-  return col2im(cols.view({s.batch, s.image_channels * s.w.kernelSize(), s.w.positions()}), s.w,
-                s.image_channels);
+  at::Tensor image =
+      col2im(cols.view({s.batch, s.image_channels * s.w.kernelSize(), s.w.positions()}), s.w,
+             s.image_channels);
+  addBias(image, bias);
+  return image;
 }
 
 // The column side from the image side: weight @ im2col(x).
@@ -175,13 +194,9 @@ at::Tensor weightGrad(const at::Tensor& column_side, const at::Tensor& image_sid
 
 at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, const ConvShape& s) {
-  at::Tensor out =
-      s.transposed ? imageFromColumns(input, weight, s) : columnsFromImage(input, weight, s);
-  if (bias.has_value() && bias->defined()) {
-    c10::DimVector shape(out.dim(), 1);
-    shape[1] = out.size(1);
-    out.add_(bias->reshape(shape));
-  }
+  if (s.transposed) return imageFromColumns(input, weight, bias, s);
+  at::Tensor out = columnsFromImage(input, weight, s);
+  addBias(out, bias);
   return out;
 }
 
@@ -193,7 +208,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
   at::Tensor grad_input, grad_weight, grad_bias;
   if (mask[0]) {
     grad_input = s.transposed ? columnsFromImage(grad_output, weight, s)
-                              : imageFromColumns(grad_output, weight, s);
+                              : imageFromColumns(grad_output, weight, std::nullopt, s);
   }
   if (mask[1]) {
     grad_weight = s.transposed ? weightGrad(input, grad_output, weight, s)
