@@ -94,3 +94,77 @@ def test_convolution_bad_shapes_raise_like_cpu(shapes):
     torch.testing.assert_close(
         F.conv2d(x.to("accel"), ok.to("accel")).cpu(), F.conv2d(x, ok), rtol=1e-4, atol=1e-4
     )
+
+
+TRANSPOSED_CASES = [
+    # (input shape, weight shape [C, OC/G, *k], kwargs)
+    ((2, 3, 7), (3, 4, 3), dict(stride=2, output_padding=1)),
+    ((2, 4, 5, 6), (4, 3, 3, 3), dict(padding=1, groups=2)),
+    ((1, 2, 4, 5), (2, 3, 3, 2), dict(stride=(2, 3), padding=(1, 0), dilation=(1, 2))),
+    ((1, 2, 3, 4, 3), (2, 2, 2, 3, 2), dict(stride=2, output_padding=(1, 0, 1))),
+]
+CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+@pytest.mark.parametrize("case", TRANSPOSED_CASES, ids=lambda c: f"{len(c[0]) - 2}d-{c[2]}")
+def test_conv_transpose_matches_cpu(case):
+    xs, ws, kw = case
+    g = torch.Generator().manual_seed(4)
+    x, w, b = (
+        torch.randn(xs, generator=g),
+        torch.randn(ws, generator=g),
+        torch.randn(ws[1] * kw.get("groups", 1), generator=g),
+    )
+
+    def run(device):
+        leaves = [t.to(device).requires_grad_() for t in (x, w, b)]
+        y = CONV_T[x.dim() - 2](*leaves, **kw)
+        gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(5)).to(device)
+        (y * gy).sum().backward()
+        return [y.detach().cpu()] + [t.grad.cpu() for t in leaves]
+
+    for got, want in zip(run("accel"), run("cpu")):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    no_fallback()
+
+
+UNFOLD_CASES = [
+    ((2, 3, 6, 7), dict(kernel_size=3)),
+    ((2, 2, 9, 8), dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
+    ((3, 5, 4), dict(kernel_size=2, stride=2)),  # unbatched
+]
+
+
+@pytest.mark.parametrize("case", UNFOLD_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_unfold_fold_match_cpu(case):
+    """F.unfold (aten::im2col) and F.fold (aten::col2im), forward and backward (each is the
+    other's gradient), from a non-contiguous input."""
+    xs, kw = case
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(xs[:-2] + (xs[-1], xs[-2]), generator=g).transpose(-1, -2)
+    assert not x.is_contiguous()
+
+    def run(device):
+        xd = x.to(device).requires_grad_()
+        cols = F.unfold(xd, **kw)
+        colsd = (cols.detach() * 0.5).transpose(-1, -2).contiguous().transpose(-1, -2)
+        colsd.requires_grad_()
+        img = F.fold(colsd, output_size=xs[-2:], **kw)
+        gc = torch.randn(cols.shape, generator=torch.Generator().manual_seed(7)).to(device)
+        gi = torch.randn(img.shape, generator=torch.Generator().manual_seed(8)).to(device)
+        ((cols * gc).sum() + (img * gi).sum()).backward()
+        return [cols.detach().cpu(), img.detach().cpu(), xd.grad.cpu(), colsd.grad.cpu()]
+
+    for got, want in zip(run("accel"), run("cpu")):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    no_fallback()
+
+
+def test_unfold_fold_bad_shapes_raise_like_cpu():
+    for device in ("cpu", "accel"):
+        x = torch.randn(1, 2, 3, 3, device=device)
+        with pytest.raises(RuntimeError, match="kernel"):
+            F.unfold(x, kernel_size=0)
+        with pytest.raises(RuntimeError, match="[Ee]xpected size of input's dimension 1"):
+            F.fold(torch.randn(1, 5, 4, device=device), output_size=(3, 3), kernel_size=2)
+    no_fallback()

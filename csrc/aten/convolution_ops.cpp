@@ -1,16 +1,17 @@
-// Convolutions. ATen routes a PrivateUse1 convolution to convolution_overrideable, whose
-// default kernel only raises; ATen has checked the shapes (channels, groups) by then.
-// Non-transposed float convolutions of any dimension run natively as im2col + batched gemm,
-// composed of native accel ops: the padded input's windows are gathered through a strided
-// view, multiplied with each group's weight (BLAS), and the input gradient is the columns'
-// gradient scatter-added back (col2im). Transposed convolutions still run the CPU's through
-// the counted fallback.
+// Convolutions and F.unfold / F.fold. ATen routes a PrivateUse1 convolution to
+// convolution_overrideable, whose default kernel only raises; ATen has checked the shapes
+// (channels, groups) by then. Float convolutions of 1 to 3 spatial dimensions run natively as
+// im2col + batched GEMM (kernels/im2col.h): the columns [N, G, C/G * K, L] of a window are
+// multiplied by each group's weight [OC/G, C/G * K], which yields the output in NCHW order
+// directly; the input gradient is col2im of the weight's transpose times the output's
+// gradient, the weight gradient the output's gradient times the columns' transpose (a
+// transposed BLAS operand, no copy). A transposed convolution is the same with the two kernels
+// swapped. aten::im2col and aten::col2im (F.unfold, F.fold) are the 2-D kernels themselves.
 #include <ATen/TensorOperators.h>
 #include <ATen/native/ConvUtils.h>
-#include <ATen/ops/arange.h>
-#include <ATen/ops/constant_pad_nd.h>
-#include <ATen/ops/matmul.h>
-#include <ATen/ops/zeros.h>
+#include <ATen/native/im2col_shape_check.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/accumulate.h>
 #include <torch/library.h>
 
@@ -20,137 +21,183 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/fallback.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/im2col.h"
 
 namespace accel {
 namespace {
 
-bool nativeConv(const at::Tensor& input, const at::Tensor& weight, bool transposed) {
-  const c10::ScalarType t = input.scalar_type();
-  return !transposed && at::isFloatingType(t) && kernelSupports(t) && weight.scalar_type() == t &&
-         input.dim() >= 3 && weight.dim() == input.dim();
-}
+// A sliding window over an image [N, C, *image] (im2col's input, col2im's output): its spatial
+// sizes, the window positions `out` (L = prod(out)) and the window's geometry.
+struct Window {
+  c10::DimVector image, out, kernel, stride, padding, dilation;
 
-// One convolution's geometry: N, C, groups, the spatial sizes of the zero-padded input, the
-// output and the kernel.
-struct ConvShape {
-  int64_t batch, channels, groups, out_channels;
-  c10::DimVector padded, out, kernel, stride, dilation, padding;
+  int64_t dims() const { return static_cast<int64_t>(kernel.size()); }
+  int64_t positions() const { return c10::multiply_integers(out); }
+  int64_t kernelSize() const { return c10::multiply_integers(kernel); }
 
-  ConvShape(const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride_,
-            c10::IntArrayRef padding_, c10::IntArrayRef dilation_, int64_t groups_)
-      : batch(input.size(0)),
-        channels(input.size(1)),
-        groups(groups_),
-        out_channels(weight.size(0)) {
-    const int64_t dims = input.dim() - 2;
-    auto at = [&](c10::IntArrayRef v, int64_t i) { return v.size() == 1 ? v[0] : v[i]; };
-    for (int64_t i = 0; i < dims; ++i) {
-      stride.push_back(at(stride_, i));
-      padding.push_back(at(padding_, i));
-      dilation.push_back(at(dilation_, i));
-      kernel.push_back(weight.size(i + 2));
-      padded.push_back(input.size(i + 2) + 2 * padding.back());
-      out.push_back((padded.back() - dilation.back() * (kernel.back() - 1) - 1) / stride.back() +
-                    1);
+  kernels::Im2colDesc desc(const at::Tensor& image_t, const at::Tensor& columns) const {
+    kernels::Im2colDesc d;
+    d.dtype = toKernelDType(image_t.scalar_type());
+    d.batch = image_t.size(0);
+    d.channels = image_t.size(1);
+    d.image = static_cast<char*>(image_t.data_ptr());
+    d.columns = static_cast<char*>(columns.data_ptr());
+    d.image_strides[0] = image_t.stride(0);
+    d.image_strides[1] = image_t.stride(1);
+    const int64_t front = kernels::kMaxIm2colDims - dims();
+    for (int64_t i = 0; i < dims(); ++i) {
+      d.in[front + i] = image[i];
+      d.out[front + i] = out[i];
+      d.kernel[front + i] = kernel[i];
+      d.stride[front + i] = stride[i];
+      d.padding[front + i] = padding[i];
+      d.dilation[front + i] = dilation[i];
+      d.image_strides[2 + front + i] = image_t.stride(2 + i);
     }
-  }
-  int64_t spatial() const { return static_cast<int64_t>(out.size()); }
-  int64_t positions() const { return c10::multiply_integers(out); }  // L
-  int64_t columns() const {                                          // C/G * prod(kernel)
-    return channels / groups * c10::multiply_integers(kernel);
+    return d;
   }
 };
 
-// The zero-padded input, contiguous: [N, C, *padded].
-at::Tensor padInput(const at::Tensor& input, const ConvShape& s) {
-  std::vector<int64_t> pad;
-  for (int64_t i = s.spatial() - 1; i >= 0; --i) pad.insert(pad.end(), 2, s.padding[i]);
-  return at::constant_pad_nd(input, pad, 0).contiguous();
+void launch(rt::Error (*entry)(const kernels::Im2colDesc&, rt::Stream),
+            const kernels::Im2colDesc& d, const at::Tensor& on) {
+  const int device = on.device().index();
+  ACCEL_RT_CHECK(entry(d, currentRuntimeStream(device)), device);
 }
 
-// im2col: [N, G, L, C/G * prod(kernel)] from the padded input.
-at::Tensor columns(const at::Tensor& padded, const ConvShape& s) {
-  const int64_t d = s.spatial();
-  c10::DimVector elem(d);  // element strides of the padded spatial dimensions
-  int64_t step = 1;
-  for (int64_t i = d - 1; i >= 0; --i) {
-    elem[i] = step;
-    step *= s.padded[i];
-  }
-  const int64_t plane = step;
-  const int64_t cg = s.channels / s.groups;
-  // [N, G, *out, C/G, *kernel]
-  c10::DimVector sizes{s.batch, s.groups}, strides{s.channels * plane, cg * plane};
-  for (int64_t i = 0; i < d; ++i) {
-    sizes.push_back(s.out[i]);
-    strides.push_back(s.stride[i] * elem[i]);
-  }
-  sizes.push_back(cg);
-  strides.push_back(plane);
-  for (int64_t i = 0; i < d; ++i) {
-    sizes.push_back(s.kernel[i]);
-    strides.push_back(s.dilation[i] * elem[i]);
-  }
-  return padded.as_strided(sizes, strides).reshape({s.batch, s.groups, s.positions(), s.columns()});
+// [N, C, *image] (any strides) -> columns [N, C * K, L].
+at::Tensor im2col(const at::Tensor& image, const Window& w) {
+  at::Tensor cols =
+      at::empty({image.size(0), image.size(1) * w.kernelSize(), w.positions()}, image.options());
+  if (cols.numel() > 0) launch(kernels::im2colTable().im2col, w.desc(image, cols), image);
+  return cols;
 }
 
-// Each group's weight as [G, OC/G, C/G * prod(kernel)].
-at::Tensor groupWeight(const at::Tensor& weight, const ConvShape& s) {
-  return weight.reshape({s.groups, s.out_channels / s.groups, s.columns()});
+// Columns [N, C * K, L] -> the contiguous image [N, C, *image] summing them.
+at::Tensor col2im(const at::Tensor& columns, const Window& w, int64_t channels) {
+  c10::DimVector sizes{columns.size(0), channels};
+  sizes.append(w.image.begin(), w.image.end());
+  at::Tensor image = at::empty(sizes, columns.options());
+  const at::Tensor cols = columns.contiguous();
+  if (image.numel() > 0) launch(kernels::im2colTable().col2im, w.desc(image, cols), image);
+  return image;
 }
 
-c10::DimVector outSizes(const ConvShape& s) {
-  c10::DimVector sizes{s.batch, s.out_channels};
-  sizes.append(s.out.begin(), s.out.end());
-  return sizes;
+bool nativeConv(const at::Tensor& input, const at::Tensor& weight) {
+  const c10::ScalarType t = input.scalar_type();
+  const int64_t dims = input.dim() - 2;
+  return at::isFloatingType(t) && kernelSupports(t) && weight.scalar_type() == t && dims >= 1 &&
+         dims <= kernels::kMaxIm2colDims && weight.dim() == input.dim();
+}
+
+// One convolution: N, groups, the channels on the image side (the input; a transposed
+// convolution's output) and on the column side, and the window over the image.
+struct ConvShape {
+  int64_t batch, groups, image_channels, column_channels;
+  bool transposed;
+  Window w;
+
+  ConvShape(const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
+            c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed_,
+            c10::IntArrayRef output_padding, int64_t groups_)
+      : batch(input.size(0)), groups(groups_), transposed(transposed_) {
+    const int64_t dims = input.dim() - 2;
+    auto at = [](c10::IntArrayRef v, int64_t i) { return v.size() == 1 ? v[0] : v[i]; };
+    // Not transposed: weight [OC, C/G, *k]; transposed: weight [C, OC/G, *k].
+    image_channels = transposed ? weight.size(1) * groups : input.size(1);
+    column_channels = transposed ? input.size(1) : weight.size(0);
+    for (int64_t i = 0; i < dims; ++i) {
+      w.kernel.push_back(weight.size(i + 2));
+      w.stride.push_back(at(stride, i));
+      w.padding.push_back(at(padding, i));
+      w.dilation.push_back(at(dilation, i));
+      const int64_t extent = w.dilation[i] * (w.kernel[i] - 1) + 1;
+      const int64_t x = input.size(i + 2);
+      if (transposed) {  // the image is the output
+        w.out.push_back(x);
+        w.image.push_back((x - 1) * w.stride[i] - 2 * w.padding[i] + extent +
+                          at(output_padding, i));
+      } else {
+        w.image.push_back(x);
+        w.out.push_back((x + 2 * w.padding[i] - extent) / w.stride[i] + 1);
+      }
+    }
+  }
+  // Per group: the image side's channels times K (the GEMM's long side), the column side's.
+  int64_t imageRows() const { return image_channels / groups * w.kernelSize(); }
+  int64_t columnRows() const { return column_channels / groups; }
+
+  // The weight as [N * G, column rows, image rows] (a broadcast view when G == 1), the GEMM
+  // operand whose product with the columns [N * G, image rows, L] is the column-side tensor.
+  // Both weight layouts, [OC, C/G, *k] and the transposed [C, OC/G, *k], are already that.
+  at::Tensor batchedWeight(const at::Tensor& weight) const {
+    const at::Tensor wg = weight.reshape({groups, columnRows(), imageRows()});
+    if (groups == 1) return wg.expand({batch, wg.size(1), wg.size(2)});
+    return wg.unsqueeze(0)
+        .expand({batch, groups, wg.size(1), wg.size(2)})
+        .reshape({batch * groups, wg.size(1), wg.size(2)});
+  }
+  // A column-side tensor [N, C, *out] as [N * G, column rows, L].
+  at::Tensor columnSide(const at::Tensor& t) const {
+    return t.reshape({batch * groups, columnRows(), w.positions()});
+  }
+  c10::DimVector columnSideSizes() const {
+    c10::DimVector sizes{batch, column_channels};
+    sizes.append(w.out.begin(), w.out.end());
+    return sizes;
+  }
+};
+
+void addBias(at::Tensor& out, const std::optional<at::Tensor>& bias) {
+  if (!bias.has_value() || !bias->defined()) return;
+  c10::DimVector shape(out.dim(), 1);
+  shape[1] = out.size(1);
+  out.add_(bias->reshape(shape));
+}
+
+// The image side from the column side: col2im(weight^T @ x), plus the bias. In half and
+// bfloat16 the products stay float until col2im has summed them and the bias is added, so the
+// image is rounded once, as CPU's is.
+at::Tensor imageFromColumns(const at::Tensor& x, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, const ConvShape& s) {
+  if (at::isReducedFloatingType(x.scalar_type())) {
+    std::optional<at::Tensor> bias_float;
+    if (bias.has_value() && bias->defined()) bias_float = bias->to(at::kFloat);
+    return imageFromColumns(x.to(at::kFloat), weight.to(at::kFloat), bias_float, s)
+        .to(x.scalar_type());
+  }
+  const at::Tensor cols = at::bmm(s.batchedWeight(weight).transpose(1, 2), s.columnSide(x));
+  at::Tensor image =
+      col2im(cols.view({s.batch, s.image_channels * s.w.kernelSize(), s.w.positions()}), s.w,
+             s.image_channels);
+  addBias(image, bias);
+  return image;
+}
+
+// The column side from the image side: weight @ im2col(x).
+at::Tensor columnsFromImage(const at::Tensor& x, const at::Tensor& weight, const ConvShape& s) {
+  const at::Tensor cols = im2col(x, s.w).view({s.batch * s.groups, s.imageRows(), s.w.positions()});
+  return at::bmm(s.batchedWeight(weight), cols).view(s.columnSideSizes());
+}
+
+// The weight's gradient: sum over n of the column side times the image's columns transposed.
+at::Tensor weightGrad(const at::Tensor& column_side, const at::Tensor& image_side,
+                      const at::Tensor& weight, const ConvShape& s) {
+  const at::Tensor cols =
+      im2col(image_side, s.w).view({s.batch * s.groups, s.imageRows(), s.w.positions()});
+  at::Tensor g = at::bmm(s.columnSide(column_side), cols.transpose(1, 2))
+                     .view({s.batch, s.groups, s.columnRows(), s.imageRows()})
+                     .sum(0);
+  return g.reshape(weight.sizes());
 }
 
 at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, const ConvShape& s) {
-  const at::Tensor cols = columns(padInput(input, s), s);
-  // [N, G, L, OC/G] -> [N, G, OC/G, L] -> [N, OC, *out]
-  at::Tensor out =
-      at::matmul(cols, groupWeight(weight, s).transpose(1, 2)).transpose(2, 3).reshape(outSizes(s));
-  if (bias.has_value() && bias->defined()) {
-    c10::DimVector shape(out.dim(), 1);
-    shape[1] = s.out_channels;
-    out.add_(bias->reshape(shape));
-  }
+  if (s.transposed) return imageFromColumns(input, weight, bias, s);
+  at::Tensor out = columnsFromImage(input, weight, s);
+  addBias(out, bias);
   return out;
-}
-
-// col2im: the gradient of the padded input from the columns' gradient [N, G, L, CK], as one
-// scatter-add at each window element's position in the padded plane.
-at::Tensor col2im(const at::Tensor& grad_cols, const at::Tensor& input, const ConvShape& s) {
-  const int64_t d = s.spatial();
-  const auto longs = input.options().dtype(at::kLong);
-  // The position of (out position o, kernel offset k) in the padded plane, over [*out, *kernel].
-  at::Tensor position = at::zeros({}, longs);
-  int64_t step = 1;
-  for (int64_t i = d - 1; i >= 0; --i) {
-    c10::DimVector o_shape(2 * d, 1), k_shape(2 * d, 1);
-    o_shape[i] = s.out[i];
-    k_shape[d + i] = s.kernel[i];
-    position = position + (at::arange(s.out[i], longs) * (s.stride[i] * step)).view(o_shape) +
-               (at::arange(s.kernel[i], longs) * (s.dilation[i] * step)).view(k_shape);
-    step *= s.padded[i];
-  }
-  const int64_t plane = step;
-  const int64_t cg = s.channels / s.groups;
-  const int64_t window = s.positions() * c10::multiply_integers(s.kernel);
-  // [N, G, L, C/G, K] -> [N, G, C/G, L, K] -> [N, C, L * K]
-  const at::Tensor src =
-      grad_cols.reshape({s.batch, s.groups, s.positions(), cg, c10::multiply_integers(s.kernel)})
-          .permute({0, 1, 3, 2, 4})
-          .reshape({s.batch, s.channels, window});
-  const at::Tensor index = position.reshape({1, 1, window}).expand({s.batch, s.channels, window});
-  at::Tensor grad = at::zeros({s.batch, s.channels, plane}, grad_cols.options());
-  grad.scatter_add_(2, index, src);
-  c10::DimVector padded_sizes{s.batch, s.channels};
-  padded_sizes.append(s.padded.begin(), s.padded.end());
-  at::Tensor g = grad.view(padded_sizes);
-  for (int64_t i = 0; i < d; ++i) g = g.narrow(i + 2, s.padding[i], s.padded[i] - 2 * s.padding[i]);
-  return g.contiguous();
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& grad_output,
@@ -158,21 +205,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
                                                             const at::Tensor& weight,
                                                             const ConvShape& s,
                                                             std::array<bool, 3> mask) {
-  const int64_t ocg = s.out_channels / s.groups;
-  // [N, G, OC/G, L]
-  const at::Tensor go = grad_output.reshape({s.batch, s.groups, ocg, s.positions()});
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (mask[1]) {
-    const at::Tensor cols = columns(padInput(input, s), s);
-    // sum over n of go[n, g] @ cols[n, g]: [G, OC/G, N*L] @ [G, N*L, CK]
-    grad_weight = at::matmul(go.permute({1, 2, 0, 3}).reshape({s.groups, ocg, -1}),
-                             cols.transpose(0, 1).reshape({s.groups, -1, s.columns()}))
-                      .reshape(weight.sizes());
-  }
   if (mask[0]) {
-    // [N, G, L, OC/G] @ [G, OC/G, CK] -> [N, G, L, CK]
-    const at::Tensor grad_cols = at::matmul(go.transpose(2, 3), groupWeight(weight, s));
-    grad_input = col2im(grad_cols, input, s);
+    grad_input = s.transposed ? columnsFromImage(grad_output, weight, s)
+                              : imageFromColumns(grad_output, weight, std::nullopt, s);
+  }
+  if (mask[1]) {
+    grad_weight = s.transposed ? weightGrad(input, grad_output, weight, s)
+                               : weightGrad(grad_output, input, weight, s);
   }
   if (mask[2]) {
     c10::DimVector dims{0};
@@ -196,11 +236,10 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                        c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                        c10::IntArrayRef output_padding, int64_t groups) {
-  if (nativeConv(input, weight, transposed) &&
+  if (nativeConv(input, weight) &&
       (!bias.has_value() || !bias->defined() || bias->scalar_type() == input.scalar_type())) {
-    return inAccelFormat(convForward(input, weight, bias,
-                                     ConvShape(input, weight, stride, padding, dilation, groups)),
-                         input, weight);
+    const ConvShape s(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+    return inAccelFormat(convForward(input, weight, bias, s), input, weight);
   }
   static auto op = findOp("aten::convolution", "");
   return inAccelFormat(fallbackCall<at::Tensor>(op, input, weight, bias, stride, padding, dilation,
@@ -212,10 +251,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
     c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
     c10::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
-  if (nativeConv(input, weight, transposed) && grad_output.scalar_type() == input.scalar_type()) {
-    auto [gi, gw, gb] =
-        convBackward(grad_output, input, weight,
-                     ConvShape(input, weight, stride, padding, dilation, groups), output_mask);
+  if (nativeConv(input, weight) && grad_output.scalar_type() == input.scalar_type()) {
+    const ConvShape s(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+    auto [gi, gw, gb] = convBackward(grad_output, input, weight, s, output_mask);
     return {inAccelFormat(gi, input, weight), inAccelFormat(gw, input, weight), gb};
   }
   static auto op = findOp("aten::convolution_backward", "");
@@ -231,9 +269,76 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
           inAccelFormat(stack[1].toTensor(), input, weight), stack[2].toTensor()};
 }
 
+// F.unfold / F.fold's 2-D window; the shape checks are ATen's (the messages CPU gives).
+Window window2d(c10::IntArrayRef image, c10::IntArrayRef kernel, c10::IntArrayRef dilation,
+                c10::IntArrayRef padding, c10::IntArrayRef stride) {
+  Window w;
+  for (int i = 0; i < 2; ++i) {
+    w.image.push_back(image[i]);
+    w.kernel.push_back(kernel[i]);
+    w.dilation.push_back(dilation[i]);
+    w.padding.push_back(padding[i]);
+    w.stride.push_back(stride[i]);
+    w.out.push_back((image[i] + 2 * padding[i] - (dilation[i] * (kernel[i] - 1) + 1)) / stride[i] +
+                    1);
+  }
+  return w;
+}
+
+void checkWindowArgs(const char* op, c10::IntArrayRef kernel, c10::IntArrayRef dilation,
+                     c10::IntArrayRef padding, c10::IntArrayRef stride) {
+  TORCH_CHECK(kernel.size() == 2, op, ": kernel_size must have 2 elements, got ", kernel.size());
+  TORCH_CHECK(dilation.size() == 2, op, ": dilation must have 2 elements, got ", dilation.size());
+  TORCH_CHECK(padding.size() == 2, op, ": padding must have 2 elements, got ", padding.size());
+  TORCH_CHECK(stride.size() == 2, op, ": stride must have 2 elements, got ", stride.size());
+}
+
+bool nativeWindowDType(const at::Tensor& t) {
+  return at::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
+}
+
+at::Tensor im2colOp(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef dilation,
+                    c10::IntArrayRef padding, c10::IntArrayRef stride) {
+  if (!nativeWindowDType(self)) {
+    static auto op = findOp("aten::im2col", "");
+    return fallbackCall<at::Tensor>(op, self, kernel_size, dilation, padding, stride);
+  }
+  checkWindowArgs("im2col", kernel_size, dilation, padding, stride);
+  at::native::im2col_shape_check(self, at::Tensor(), kernel_size[0], kernel_size[1], dilation[0],
+                                 dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  const bool batched = self.dim() == 4;
+  const at::Tensor x = batched ? self : self.unsqueeze(0);
+  const at::Tensor cols =
+      im2col(x, window2d(x.sizes().slice(2), kernel_size, dilation, padding, stride));
+  return batched ? cols : cols.squeeze(0);
+}
+
+at::Tensor col2imOp(const at::Tensor& self, c10::IntArrayRef output_size,
+                    c10::IntArrayRef kernel_size, c10::IntArrayRef dilation,
+                    c10::IntArrayRef padding, c10::IntArrayRef stride) {
+  if (!nativeWindowDType(self)) {
+    static auto op = findOp("aten::col2im", "");
+    return fallbackCall<at::Tensor>(op, self, output_size, kernel_size, dilation, padding, stride);
+  }
+  checkWindowArgs("col2im", kernel_size, dilation, padding, stride);
+  TORCH_CHECK(output_size.size() == 2, "col2im: output_size must have 2 elements, got ",
+              output_size.size());
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0],
+                                 kernel_size[1], dilation[0], dilation[1], padding[0], padding[1],
+                                 stride[0], stride[1]);
+  const bool batched = self.dim() == 3;
+  const at::Tensor cols = batched ? self : self.unsqueeze(0);
+  const int64_t channels = cols.size(1) / (kernel_size[0] * kernel_size[1]);
+  const at::Tensor image =
+      col2im(cols, window2d(output_size, kernel_size, dilation, padding, stride), channels);
+  return batched ? image : image.squeeze(0);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
+  m.impl("im2col", im2colOp);
+  m.impl("col2im", col2imOp);
 }
 
 }  // namespace

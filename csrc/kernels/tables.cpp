@@ -9,6 +9,7 @@
 #include "kernels/blas.h"
 #include "kernels/compare.h"
 #include "kernels/copy.h"
+#include "kernels/im2col.h"
 #include "kernels/index.h"
 #include "kernels/norm.h"
 #include "kernels/random.h"

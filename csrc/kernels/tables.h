@@ -23,6 +23,7 @@ namespace accel::kernels {
   _(Sort, sort)                  \
   _(Random, random)              \
   _(Rnn, rnn)                    \
+  _(Im2col, im2col)              \
   _(Blas, blas)
 
 #define ACCEL_DECLARE_TABLE(TYPE, NAME) struct TYPE##Table;
