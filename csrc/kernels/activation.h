@@ -136,15 +136,26 @@ T paramA(ActivationOp op, const ActivationParams& p) {
   return static_cast<T>(p.a);
 }
 
-template <class Exec>
-rt::Error launchActivation(ActivationOp op, const ElementwiseDesc& d, const ActivationParams& p,
-                           rt::Stream stream) {
-  if (rt::Error e = validate(d, 2); e != rt::Error::Success) return e;
+// What both launchers share: the operand checks, the dtype switch and the parameters in the
+// opmath type; calls f(TypeTag<storage type>{}, a, b, c).
+template <class F>
+rt::Error withActivationTypes(ActivationOp op, const ElementwiseDesc& d, int noperands,
+                              const ActivationParams& p, F&& f) {
+  if (rt::Error e = validate(d, noperands); e != rt::Error::Success) return e;
   if (!sameDType(d)) return rt::Error::InvalidValue;
   return withFloating(d.op[0].dtype, [&](auto tag) -> rt::Error {
     using S = typename decltype(tag)::type;
     using T = OpMath<S>;
-    const T a = paramA<S, T>(op, p), b = static_cast<T>(p.b), c = static_cast<T>(p.c);
+    return f(tag, paramA<S, T>(op, p), static_cast<T>(p.b), static_cast<T>(p.c));
+  });
+}
+
+template <class Exec>
+rt::Error launchActivation(ActivationOp op, const ElementwiseDesc& d, const ActivationParams& p,
+                           rt::Stream stream) {
+  return withActivationTypes(op, d, 2, p, [&](auto tag, auto a, auto b, auto c) -> rt::Error {
+    using S = typename decltype(tag)::type;
+    using T = decltype(a);
     switch (op) {
 #define ACCEL_RUN(OP)    \
   case ActivationOp::OP: \
@@ -167,12 +178,9 @@ rt::Error launchActivation(ActivationOp op, const ElementwiseDesc& d, const Acti
 template <class Exec>
 rt::Error launchActivationBackward(ActivationOp op, const ElementwiseDesc& d,
                                    const ActivationParams& p, rt::Stream stream) {
-  if (rt::Error e = validate(d, 3); e != rt::Error::Success) return e;
-  if (!sameDType(d)) return rt::Error::InvalidValue;
-  return withFloating(d.op[0].dtype, [&](auto tag) -> rt::Error {
+  return withActivationTypes(op, d, 3, p, [&](auto tag, auto a, auto b, auto c) -> rt::Error {
     using S = typename decltype(tag)::type;
-    using T = OpMath<S>;
-    const T a = paramA<S, T>(op, p), b = static_cast<T>(p.b), c = static_cast<T>(p.c);
+    using T = decltype(a);
     switch (op) {
 #define ACCEL_RUN(OP)                   \
   case ActivationOp::OP:                \
