@@ -451,6 +451,30 @@ def test_nll_and_cross_entropy(reduction, weighted):
     assert_native()
 
 
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_spatial_cross_entropy(reduction, weighted):
+    # Segmentation's loss: [N, C, H, W] scores and [N, H, W] targets (nll_loss2d), with ignored
+    # pixels; a channels-last input too.
+    x = torch.randn(2, 5, 3, 4)
+    t = torch.randint(0, 5, (2, 3, 4))
+    t[0, 1, 2] = -100
+    w = torch.rand(5) + 0.1 if weighted else None
+    for layout in (torch.contiguous_format, torch.channels_last):
+        xc = x.clone().to(memory_format=layout).requires_grad_()
+        xa = x.to("accel").to(memory_format=layout).requires_grad_()
+        lc = F.cross_entropy(xc, t, weight=w, reduction=reduction)
+        la = F.cross_entropy(
+            xa, t.to("accel"), weight=None if w is None else w.to("accel"), reduction=reduction
+        )
+        close(la.detach(), lc.detach())
+        g = torch.randn_like(lc)
+        lc.backward(g)
+        la.backward(g.to("accel"))
+        close(xa.grad, xc.grad)
+    assert_native()
+
+
 def test_nll_loss_target_out_of_bounds():
     # The failure is a sticky device error (as with CUDA's device-side assert), so it runs in a
     # fresh interpreter.

@@ -1,7 +1,7 @@
-// nll_loss_forward / nll_loss_backward (1-D or 2-D input, int64 targets, optional weight,
-// reduction none/mean/sum, ignore_index); cross_entropy decomposes into log_softmax and these.
-// The checks and shapes are ATen's; an out-of-range target is found by the kernel (device
-// data), which fails the launch with "Target t is out of bounds.".
+// nll_loss_forward / nll_loss_backward (and nll_loss2d over pixels) (1-D or 2-D input, int64
+// targets, optional weight, reduction none/mean/sum, ignore_index); cross_entropy decomposes into
+// log_softmax and these. The checks and shapes are ATen's; an out-of-range target is found by the
+// kernel (device data), which fails the launch with "Target t is out of bounds.".
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -123,9 +123,53 @@ struct NllLossBackward {
   }
 };
 
+// nll_loss2d (segmentation): the same kernels over the pixels, with the classes made the last
+// dimension ([N, C, H, W] as [N*H*W, C]). Other shapes go to the fallback, for CPU's errors.
+bool spatial(const Tensor& self, const Tensor& target) {
+  return self.dim() == 4 && target.dim() == 3 && self.size(0) == target.size(0) &&
+         self.size(2) == target.size(1) && self.size(3) == target.size(2);
+}
+Tensor pixels(const Tensor& self) { return self.permute({0, 2, 3, 1}).reshape({-1, self.size(1)}); }
+
+struct NllLoss2dForward {
+  static bool native(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                     int64_t, int64_t) {
+    return spatial(self, target) && nativeLoss(self, target, weight);
+  }
+  static std::tuple<Tensor, Tensor> compute(const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, int64_t reduction,
+                                            int64_t ignore_index) {
+    auto [output, total_weight] = NllLossForward::compute(pixels(self), target.reshape({-1}),
+                                                          weight, reduction, ignore_index);
+    if (reduction == 0) output = output.view(target.sizes());
+    return {output, total_weight};
+  }
+};
+
+struct NllLoss2dBackward {
+  static bool native(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                     const std::optional<Tensor>& weight, int64_t reduction, int64_t,
+                     const Tensor& total_weight) {
+    return spatial(self, target) && (reduction != 0 || grad_output.sizes() == target.sizes()) &&
+           NllLossBackward::native(grad_output, self, target, weight, reduction, 0, total_weight);
+  }
+  static Tensor compute(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                        const std::optional<Tensor>& weight, int64_t reduction,
+                        int64_t ignore_index, const Tensor& total_weight) {
+    const Tensor g = reduction == 0 ? grad_output.reshape({-1}) : grad_output;
+    const Tensor grad = NllLossBackward::compute(g, pixels(self), target.reshape({-1}), weight,
+                                                 reduction, ignore_index, total_weight);
+    return grad.view({self.size(0), self.size(2), self.size(3), self.size(1)})
+        .permute({0, 3, 1, 2})
+        .contiguous();
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<NllLossForward>(m, "nll_loss_forward");
   registerNative<NllLossBackward>(m, "nll_loss_backward");
+  registerNative<NllLoss2dForward>(m, "nll_loss2d_forward");
+  registerNative<NllLoss2dBackward>(m, "nll_loss2d_backward");
 }
 
 }  // namespace
