@@ -16,6 +16,7 @@
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 #include "kernels/activation.h"
 
@@ -27,9 +28,6 @@ using c10::Scalar;
 using kernels::ActivationOp;
 using kernels::ActivationParams;
 
-bool floating(const Tensor& t) {
-  return c10::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
-}
 bool real(const Scalar& s) { return !s.isComplex(); }
 
 Tensor forward(ActivationOp op, const Tensor& self, const Tensor& out, const ActivationParams& p) {
@@ -62,7 +60,7 @@ ActivationParams params(const Scalar& a, const Scalar& b = 0, const Scalar& c = 
 // --- ops with no parameter ----------------------------------------------------------------
 template <ActivationOp Op>
 struct Plain {
-  static bool native(const Tensor& self) { return floating(self); }
+  static bool native(const Tensor& self) { return floatingKernelType(self); }
   static Tensor compute(const Tensor& self, const Output& out) {
     return forward(Op, self, out.tensor(), {});
   }
@@ -70,7 +68,9 @@ struct Plain {
 
 template <ActivationOp Op>
 struct PlainBackward {
-  static bool native(const Tensor& g, const Tensor& x) { return floating(g) && floating(x); }
+  static bool native(const Tensor& g, const Tensor& x) {
+    return floatingKernelType(g) && floatingKernelType(x);
+  }
   static Tensor compute(const Tensor& g, const Tensor& x, const Output& out) {
     return backward(Op, g, x, out.tensor(), {});
   }
@@ -79,7 +79,9 @@ struct PlainBackward {
 // --- ops with one or two Scalar parameters -------------------------------------------------
 template <ActivationOp Op>
 struct OneParam {
-  static bool native(const Tensor& self, const Scalar& a) { return floating(self) && real(a); }
+  static bool native(const Tensor& self, const Scalar& a) {
+    return floatingKernelType(self) && real(a);
+  }
   static Tensor compute(const Tensor& self, const Scalar& a, const Output& out) {
     return forward(Op, self, out.tensor(), params(a));
   }
@@ -88,7 +90,7 @@ struct OneParam {
 template <ActivationOp Op>
 struct OneParamBackward {
   static bool native(const Tensor& g, const Tensor& x, const Scalar& a) {
-    return floating(g) && floating(x) && real(a);
+    return floatingKernelType(g) && floatingKernelType(x) && real(a);
   }
   static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& a, const Output& out) {
     return backward(Op, g, x, out.tensor(), params(a));
@@ -98,7 +100,7 @@ struct OneParamBackward {
 template <ActivationOp Op>
 struct TwoParamBackward {
   static bool native(const Tensor& g, const Tensor& x, const Scalar& a, const Scalar& b) {
-    return floating(g) && floating(x) && real(a) && real(b);
+    return floatingKernelType(g) && floatingKernelType(x) && real(a) && real(b);
   }
   static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& a, const Scalar& b,
                         const Output& out) {
@@ -109,7 +111,7 @@ struct TwoParamBackward {
 // hardtanh is clamp, as in ATen.
 struct Hardtanh {
   static bool native(const Tensor& self, const Scalar& lo, const Scalar& hi) {
-    return floating(self) && real(lo) && real(hi);
+    return floatingKernelType(self) && real(lo) && real(hi);
   }
   static Tensor compute(const Tensor& self, const Scalar& lo, const Scalar& hi, const Output& out) {
     Tensor o = out.tensor();
@@ -119,7 +121,7 @@ struct Hardtanh {
 
 struct Threshold {
   static bool native(const Tensor& self, const Scalar& th, const Scalar& value) {
-    return floating(self) && real(th) && real(value);
+    return floatingKernelType(self) && real(th) && real(value);
   }
   static Tensor compute(const Tensor& self, const Scalar& th, const Scalar& value,
                         const Output& out) {
@@ -129,7 +131,7 @@ struct Threshold {
 
 struct LeakyReluBackward {
   static bool native(const Tensor& g, const Tensor& x, const Scalar& slope, bool) {
-    return floating(g) && floating(x) && real(slope);
+    return floatingKernelType(g) && floatingKernelType(x) && real(slope);
   }
   static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& slope, bool self_is_result,
                         const Output& out) {
@@ -152,7 +154,7 @@ ActivationParams eluParams(const Scalar& alpha, const Scalar& scale, const Scala
 struct Elu {
   static bool native(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                      const Scalar& input_scale) {
-    return floating(self) && real(alpha) && real(scale) && real(input_scale);
+    return floatingKernelType(self) && real(alpha) && real(scale) && real(input_scale);
   }
   static Tensor compute(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                         const Scalar& input_scale, const Output& out) {
@@ -163,7 +165,8 @@ struct Elu {
 struct EluBackward {
   static bool native(const Tensor& g, const Scalar& alpha, const Scalar& scale,
                      const Scalar& input_scale, bool, const Tensor& x) {
-    return floating(g) && floating(x) && real(alpha) && real(scale) && real(input_scale);
+    return floatingKernelType(g) && floatingKernelType(x) && real(alpha) && real(scale) &&
+           real(input_scale);
   }
   static Tensor compute(const Tensor& g, const Scalar& alpha, const Scalar& scale,
                         const Scalar& input_scale, bool is_result, const Tensor& x,
@@ -182,7 +185,7 @@ struct EluBackward {
 // recomputes from the input.
 struct LogSigmoidForward {
   static constexpr int kOutputs = 2;
-  static bool native(const Tensor& self) { return floating(self); }
+  static bool native(const Tensor& self) { return floatingKernelType(self); }
   static std::tuple<Tensor, Tensor> compute(const Tensor& self, const Output& out,
                                             const Output& buffer) {
     Tensor result = forward(ActivationOp::LogSigmoid, self, out.tensor(), {});
@@ -193,7 +196,7 @@ struct LogSigmoidForward {
 
 struct LogSigmoidBackward {
   static bool native(const Tensor& g, const Tensor& x, const Tensor&) {
-    return floating(g) && floating(x);
+    return floatingKernelType(g) && floatingKernelType(x);
   }
   static Tensor compute(const Tensor& g, const Tensor& x, const Tensor&, const Output& out) {
     return backward(ActivationOp::LogSigmoid, g, x, out.tensor(), {});
@@ -204,7 +207,7 @@ struct LogSigmoidBackward {
 // it). Composed of native ops.
 struct PreluKernel {
   static bool native(const Tensor& self, const Tensor& weight) {
-    return floating(self) && floating(weight);
+    return floatingKernelType(self) && floatingKernelType(weight);
   }
   static Tensor compute(const Tensor& self, const Tensor& weight) {
     return at::where(at::gt(self, 0), self, at::mul(weight, self));
@@ -213,7 +216,7 @@ struct PreluKernel {
 
 struct PreluKernelBackward {
   static bool native(const Tensor& g, const Tensor& self, const Tensor& weight) {
-    return floating(g) && floating(self) && floating(weight);
+    return floatingKernelType(g) && floatingKernelType(self) && floatingKernelType(weight);
   }
   static std::tuple<Tensor, Tensor> compute(const Tensor& g, const Tensor& self,
                                             const Tensor& weight) {

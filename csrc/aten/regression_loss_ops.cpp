@@ -12,16 +12,13 @@
 #include <torch/library.h>
 
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 
 namespace accel {
 namespace {
 
 using at::Tensor;
-
-bool floating(const Tensor& t) {
-  return c10::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
-}
 
 Tensor reduce(const Tensor& loss, int64_t reduction) {
   if (reduction == at::Reduction::Mean) return at::mean(loss);
@@ -43,7 +40,7 @@ double norm(const Tensor& self, int64_t reduction) {
 
 struct MseLoss {
   static bool native(const Tensor& self, const Tensor& target, int64_t) {
-    return floating(self) && floating(target);
+    return floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction,
                         const Output& out) {
@@ -54,7 +51,7 @@ struct MseLoss {
 
 struct MseLossBackward {
   static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t) {
-    return floating(g) && floating(self) && floating(target);
+    return floatingKernelType(g) && floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, const Output& out) {
@@ -64,7 +61,7 @@ struct MseLossBackward {
 
 struct SmoothL1Loss {
   static bool native(const Tensor& self, const Tensor& target, int64_t, double) {
-    return floating(self) && floating(target);
+    return floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction, double beta,
                         const Output& out) {
@@ -77,7 +74,7 @@ struct SmoothL1Loss {
 
 struct SmoothL1LossBackward {
   static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t, double) {
-    return floating(g) && floating(self) && floating(target);
+    return floatingKernelType(g) && floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, double beta, const Output& out) {
@@ -90,7 +87,7 @@ struct SmoothL1LossBackward {
 
 struct HuberLoss {
   static bool native(const Tensor& self, const Tensor& target, int64_t, double) {
-    return floating(self) && floating(target);
+    return floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction, double delta,
                         const Output& out) {
@@ -103,7 +100,7 @@ struct HuberLoss {
 
 struct HuberLossBackward {
   static bool native(const Tensor& g, const Tensor& self, const Tensor& target, int64_t, double) {
-    return floating(g) && floating(self) && floating(target);
+    return floatingKernelType(g) && floatingKernelType(self) && floatingKernelType(target);
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, double delta, const Output& out) {

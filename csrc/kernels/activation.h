@@ -110,23 +110,6 @@ struct ActivationBackward {
   }
 };
 
-template <class F>
-rt::Error withFloating(DType t, F&& f) {
-  switch (t) {
-    case DType::Float: return f(TypeTag<float>{});
-    case DType::Double: return f(TypeTag<double>{});
-    case DType::Half: return f(TypeTag<c10::Half>{});
-    case DType::BFloat16: return f(TypeTag<c10::BFloat16>{});
-    default: return rt::Error::NotSupported;
-  }
-}
-
-inline bool sameDType(const ElementwiseDesc& d) {
-  for (int k = 1; k < d.noperands; ++k)
-    if (d.op[k].dtype != d.op[0].dtype) return false;
-  return true;
-}
-
 // The shrinks' lambda is rounded to the storage dtype first, as ATen does (a bfloat16 input
 // equal to the rounded lambda is inside the band).
 template <class S, class T>
@@ -142,11 +125,15 @@ template <class F>
 rt::Error withActivationTypes(ActivationOp op, const ElementwiseDesc& d, int noperands,
                               const ActivationParams& p, F&& f) {
   if (rt::Error e = validate(d, noperands); e != rt::Error::Success) return e;
-  if (!sameDType(d)) return rt::Error::InvalidValue;
-  return withFloating(d.op[0].dtype, [&](auto tag) -> rt::Error {
+  if (!allSameDType(d)) return rt::Error::InvalidValue;
+  return dispatchDType(d.op[0].dtype, [&](auto tag) -> rt::Error {
     using S = typename decltype(tag)::type;
-    using T = OpMath<S>;
-    return f(tag, paramA<S, T>(op, p), static_cast<T>(p.b), static_cast<T>(p.c));
+    if constexpr (!isFloating<S>) {
+      return rt::Error::NotSupported;
+    } else {
+      using T = OpMath<S>;
+      return f(tag, paramA<S, T>(op, p), static_cast<T>(p.b), static_cast<T>(p.c));
+    }
   });
 }
 

@@ -296,12 +296,6 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
   }
 }
 
-inline bool allSameDType(const ElementwiseDesc& d) {
-  for (int k = 1; k < d.noperands; ++k)
-    if (d.op[k].dtype != d.op[0].dtype) return false;
-  return true;
-}
-
 // Inputs already in the output dtype (the usual case after TensorIterator's type promotion)
 // get typed loads and the dense fast path; mixed dtypes are cast per element.
 template <class Exec, class Out, class F>

@@ -122,6 +122,13 @@ inline rt::Error validate(const ElementwiseDesc& d, int noperands, bool complex_
   return rt::Error::Success;
 }
 
+// Whether every operand has the output's dtype.
+inline bool allSameDType(const ElementwiseDesc& d) {
+  for (int k = 1; k < d.noperands; ++k)
+    if (d.op[k].dtype != d.op[0].dtype) return false;
+  return true;
+}
+
 // Whether any operand is complex (such a launch goes to the family's complex path).
 inline bool anyComplex(const ElementwiseDesc& d) {
   for (int k = 0; k < d.noperands; ++k)
