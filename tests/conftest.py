@@ -1,3 +1,4 @@
+import gc
 import os
 import subprocess
 import sys
@@ -60,3 +61,12 @@ def _clean_state():
         # Protect mode re-protects every live segment around each queued work item, so a
         # cache grown by earlier tests would make later ones crawl.
         torch.accel.empty_cache()
+
+
+@pytest.fixture
+def settled_memory():
+    """For tests that count bytes exactly: earlier tests' tensors caught in reference cycles
+    (a pytest.raises traceback holds its frame) are freed now, not by a collection that
+    happens to run mid-test."""
+    gc.collect()
+    torch.accel.synchronize()

@@ -28,8 +28,7 @@ def test_memory_stats_keys_match_cuda():
         assert key in stats, key
 
 
-def test_allocated_tracks_tensors_and_rounds_to_512():
-    torch.accel.synchronize()
+def test_allocated_tracks_tensors_and_rounds_to_512(settled_memory):
     base = torch.accel.memory_allocated()
     x = torch.empty(100, dtype=torch.uint8, device="accel")  # 100 B rounds to 512 B
     assert torch.accel.memory_allocated() - base == 512
@@ -62,7 +61,7 @@ def test_empty_cache_returns_segments():
     assert stats["num_device_free"] > freed_before
 
 
-def test_peak_and_reset():
+def test_peak_and_reset(settled_memory):
     torch.accel.reset_peak_memory_stats()
     base = torch.accel.memory_allocated()
     x = torch.empty(8 * MiB, dtype=torch.uint8, device="accel")

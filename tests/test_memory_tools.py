@@ -211,7 +211,7 @@ def test_per_process_memory_fraction_round_trips():
         torch.accel.set_per_process_memory_fraction(1.0, 1)
 
 
-def test_caching_allocator_alloc_and_delete():
+def test_caching_allocator_alloc_and_delete(settled_memory):
     before = torch.accel.memory_allocated()
     ptr = torch.accel.caching_allocator_alloc(1 << 20)
     assert torch.accel.memory_allocated() == before + (1 << 20)
@@ -228,7 +228,7 @@ def test_caching_allocator_alloc_and_delete():
         torch.accel.caching_allocator_alloc(512, stream=torch.Stream("cpu"))
 
 
-def test_memory_stats_as_nested_dict_and_deprecated_names():
+def test_memory_stats_as_nested_dict_and_deprecated_names(settled_memory):
     x = torch.empty(1 << 20, device="accel")
     flat = torch.accel.memory_stats()
     nested = torch.accel.memory_stats_as_nested_dict()

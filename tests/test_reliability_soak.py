@@ -51,7 +51,7 @@ def test_thousand_steps_two_streams_memory_flat():
         torch.testing.assert_close(p.detach().cpu(), p_cpu.detach(), rtol=1e-4, atol=1e-4)
 
 
-def test_threads_allocate_compute_and_free_concurrently():
+def test_threads_allocate_compute_and_free_concurrently(settled_memory):
     seconds = float(os.environ.get("TORCH_ACCEL_SOAK_SECONDS", "10"))
     deadline = time.monotonic() + seconds
     errors, iterations = [], [0] * 8
