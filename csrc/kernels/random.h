@@ -171,6 +171,7 @@ inline uint64_t randomGroupsReserved(RandomKind kind, DType out, int64_t numel, 
 
 // One group per task, in parallel.
 struct RandomGroupOp {
+  static constexpr bool kFmaMath = true;  // the host's fast build (kernels/host/executor.h)
   RandomDesc d;
   ACCEL_HD bool operator()(int64_t g) const {
     randomGroup(d, g);

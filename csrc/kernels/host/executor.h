@@ -156,6 +156,43 @@ void stridedSegments(const F& f, const ElementwiseDesc& d, int64_t begin, int64_
 // Rows shorter than this take the per-element path: a run's setup would cost more.
 constexpr int64_t kMinSegmentRow = 16;
 
+template <class F>
+bool indexLoop(const F& f, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    if (!f(i)) return false;
+  return true;
+}
+
+#ifdef ACCEL_HOST_AVX2
+// The same loop built for AVX2 + FMA with every call inlined (flatten), so the math's explicit
+// fma() calls are single instructions rather than calls into libm; fma rounds once either way,
+// so the values are the same.
+template <class F>
+ACCEL_TARGET_AVX2 __attribute__((flatten)) bool indexLoopAvx2(const F& f, int64_t begin,
+                                                              int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    if (!f(i)) return false;
+  return true;
+}
+#endif
+
+// An index-space functor heavy in floating-point math (the random transforms) declares
+// `static constexpr bool kFmaMath = true` to run in the AVX2 + FMA build when the CPU has it.
+template <class F, class = void>
+struct FmaMath : std::false_type {};
+template <class F>
+struct FmaMath<F, std::void_t<decltype(F::kFmaMath)>> : std::bool_constant<F::kFmaMath> {};
+
+template <class F>
+bool indexRange(const F& f, int64_t begin, int64_t end) {
+#ifdef ACCEL_HOST_AVX2
+  if constexpr (FmaMath<F>::value) {
+    if (hostHasAvx2()) return indexLoopAvx2(f, begin, end);
+  }
+#endif
+  return indexLoop(f, begin, end);
+}
+
 // Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
 struct PlainAccumulate {
   template <class T>
@@ -197,11 +234,10 @@ struct Executor {
   static rt::Error forEach(int64_t n, bool serial, const F& f, rt::Stream stream) {
     return rt::host::enqueue(stream, [n, serial, f] {
       auto body = [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          // The aten layer validates indices first; reaching this is a bug upstream, and it
-          // becomes the device's sticky error instead of a wild write.
-          if (!f(i)) throw std::out_of_range("accel: index out of bounds in an indexing kernel");
-        }
+        // The aten layer validates indices first; reaching this is a bug upstream, and it
+        // becomes the device's sticky error instead of a wild write.
+        if (!indexRange(f, b, e))
+          throw std::out_of_range("accel: index out of bounds in an indexing kernel");
       };
       if (serial)
         body(0, n);
