@@ -157,6 +157,17 @@ def test_binary_scalars_and_modes():
             torch.div(xi.to("accel"), yi.to("accel"), rounding_mode=mode),
             torch.div(xi, yi, rounding_mode=mode),
         )
+    # A half/bfloat16 quotient is rounded to its dtype before truncating: 24.75 / -0.2275 is
+    # -108.77 in float, -109 in bfloat16, so trunc gives -109, not -108.
+    pairs = {
+        torch.bfloat16: ([24.75, 46.0, 7.0], [-0.2275390625, 0.333984375, 2.0]),
+        torch.half: ([-27.0625, -25.28125, 7.0], [0.0692138671875, 0.74365234375, 2.0]),
+    }
+    for dt, (num, den) in pairs.items():
+        num, den = torch.tensor(num, dtype=dt), torch.tensor(den, dtype=dt)
+        got = torch.div(num.to("accel"), den.to("accel"), rounding_mode="trunc")
+        same = torch.div(num, den, rounding_mode="trunc")
+        torch.testing.assert_close(got.cpu(), same, rtol=0, atol=0)
     close(a // b, x // y)
     close(a**2, x**2)
     close(2**a, 2**x)

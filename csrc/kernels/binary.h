@@ -104,12 +104,14 @@ ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a*(T(1) - b * b))
 ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a*(T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR
 
-template <class T>
+// S is the storage dtype: ATen (CPU and CUDA) rounds a half/bfloat16 quotient to it before
+// truncating, so 17.96 becomes 18, not 17.
+template <class T, class S = T>
 struct DivTruncOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
     if constexpr (isFloating<T>)
-      return std::trunc(a / b);
+      return std::trunc(castTo<T>(castTo<S>(a / b)));
     else
       return b == T(0) ? T(0) : static_cast<T>(a / b);
   }
@@ -267,7 +269,7 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
   } else {
     switch (op) {
       case BinaryOp::DivFloor: return f(DivFloorOp<T>{});
-      case BinaryOp::DivTrunc: return f(DivTruncOp<T>{});
+      case BinaryOp::DivTrunc: return f(DivTruncOp<T, S>{});
       case BinaryOp::Pow: return f(PowOp<T>{});
       case BinaryOp::Remainder: return f(RemainderOp<T>{});
       case BinaryOp::Fmod: return f(FmodOp<T>{});
