@@ -366,21 +366,27 @@ def test_arange_and_factories():
 
 
 def test_linspace():
-    # From both ends as CPU; values within an ulp of CPU's (computed in double here).
-    for args, kw in [
-        ((0, 1, 11), {}),
-        ((-3.5, 7.25, 1000), {}),
-        ((2, -2, 7), dict(dtype=torch.float64)),
-        ((0, 1, 33), dict(dtype=torch.bfloat16)),
-        ((0, 100, 7), dict(dtype=torch.int64)),
-        ((-5, 5, 4), dict(dtype=torch.int32)),
-        ((3, 9, 1), {}),
-        ((3, 9, 0), {}),
+    # From both ends as CPU. Half/bfloat16 step and round in their dtype as CPU does, so they
+    # match exactly; an integer output takes integer ends (4.3 -> 4) and truncates; float32 and
+    # float64 are within an ulp (CPU's vector loop steps from each vector's first element).
+    for args, kw, exact in [
+        ((0, 1, 11), {}, False),
+        ((-3.5, 7.25, 1000), {}, False),
+        ((2, -2, 7), dict(dtype=torch.float64), False),
+        ((0, 1, 33), dict(dtype=torch.bfloat16), True),
+        ((-2.0, 1, 50), dict(dtype=torch.bfloat16), True),
+        ((10.7, 3.3, 300), dict(dtype=torch.half), True),
+        ((0, 100, 7), dict(dtype=torch.int64), True),
+        ((4.3, -3, 50), dict(dtype=torch.int64), True),
+        ((-5, 5, 4), dict(dtype=torch.int32), True),
+        ((3, 9, 1), {}, True),
+        ((3, 9, 0), {}, True),
     ]:
         got = torch.linspace(*args, device="accel", **kw)
         expected = torch.linspace(*args, **kw)
         assert got.dtype == expected.dtype
-        torch.testing.assert_close(got.cpu(), expected)
+        tol = dict(rtol=0, atol=0) if exact else {}
+        torch.testing.assert_close(got.cpu(), expected, **tol)
     out = torch.empty(3, device="accel")
     torch.linspace(0, 1, 5, out=out[:0])  # an empty out= is resized
     with pytest.raises(RuntimeError, match="number of steps must be non-negative"):

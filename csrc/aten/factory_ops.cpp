@@ -65,8 +65,9 @@ struct ArangeOut {
 };
 
 // linspace as ATen computes it, from both ends (the first half start + step * i, the second
-// end - step * (steps - 1 - i)), here in double and then rounded to the output's dtype, so an
-// element may differ from CPU's (which steps in the output's dtype) by an ulp.
+// end - step * (steps - 1 - i)). An integer output takes start and end as integers, steps in
+// double and truncates; a floating output computes in its own dtype, each multiply and add
+// rounded to it (a half/bfloat16 step too), as CPU and CUDA do.
 struct LinspaceOut {
   static bool native(const c10::Scalar& start, const c10::Scalar& end, int64_t, at::Tensor& out) {
     return kernelSupports(out.scalar_type()) && out.scalar_type() != at::kBool &&
@@ -78,12 +79,25 @@ struct LinspaceOut {
     at::native::resize_output(out, {steps});
     if (steps == 0) return out;
     if (steps == 1) return out.fill_(start);
-    const double a = start.toDouble(), b = end.toDouble();
-    const double step = (b - a) / static_cast<double>(steps - 1);
-    const at::Tensor i = at::arange(steps, out.options().dtype(at::kDouble));
-    const at::Tensor values =
-        at::where(i < static_cast<double>(steps / 2), i * step + a, (i - (steps - 1)) * step + b);
-    return out.copy_(values);
+    const bool integer = c10::isIntegralType(out.scalar_type(), false);
+    const at::ScalarType compute = integer ? at::kDouble : out.scalar_type();
+    // A value as the compute dtype holds it (double rounds to float first, as c10 does).
+    const auto held = [compute](double v) -> double {
+      switch (compute) {
+        case at::kFloat: return static_cast<float>(v);
+        case at::kHalf: return static_cast<float>(c10::Half(static_cast<float>(v)));
+        case at::kBFloat16: return static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+        default: return v;
+      }
+    };
+    const double a = integer ? static_cast<double>(start.toLong()) : held(start.toDouble());
+    const double b = integer ? static_cast<double>(end.toLong()) : held(end.toDouble());
+    const double step = held(held(b - a) / held(static_cast<double>(steps - 1)));
+    const at::TensorOptions opts = out.options().dtype(compute);
+    const at::Tensor up = at::arange(steps, opts);                // i
+    const at::Tensor down = at::arange(steps - 1, -1, -1, opts);  // steps - 1 - i
+    const at::Tensor first_half = at::arange(steps, out.options().dtype(at::kLong)) < steps / 2;
+    return out.copy_(at::where(first_half, up * step + a, -(down * step) + b));
   }
 };
 
