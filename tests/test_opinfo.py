@@ -110,6 +110,35 @@ def test_check_op_catches_a_wrong_result(monkeypatch):
     assert result["status"] == "fail" and "not close" in result["error"]
 
 
+def test_sort_ties_may_take_any_order_but_indices_must_select_the_values(monkeypatch):
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    op = next(op for op in OPS if coverage.op_key(op) == "sort")
+    real = op.op
+    x = torch.tensor([[3.0, 1.0, 3.0, 1.0, 2.0]], device="accel")
+
+    def on_accel(change):
+        def run(a, *args, **kw):
+            values, indices = real(a, *args, **kw)
+            return (values, change(indices)) if a.device.type == "accel" else (values, indices)
+
+        return run
+
+    swap_ties = on_accel(lambda i: i[..., [1, 0, 2, 4, 3]])  # the two 1s', the two 3s' indices
+    samples = {
+        "unstable": SampleInput(x, args=(1,)),
+        "stable": SampleInput(x, kwargs={"dim": 1, "stable": True}),
+    }
+    for name, op_fn, status in [
+        ("unstable", swap_ties, "native"),
+        ("unstable", on_accel(lambda i: (i + 1) % 5), "fail"),  # indices that select wrong values
+        ("stable", swap_ties, "fail"),  # asked to be stable: CPU's order of ties exactly
+    ]:
+        monkeypatch.setattr(op, "sample_inputs", lambda *a, s=samples[name], **k: iter([s]))
+        monkeypatch.setattr(op, "op", op_fn)
+        assert coverage.check_op(op, torch.float32)["status"] == status, name
+
+
 def test_check_op_counts_the_fallback(monkeypatch):
     # A custom op with only a CPU kernel always reaches accel's fallback.
     lib = torch.library.Library("accel_coverage_test", "DEF")

@@ -253,6 +253,29 @@ def check_op(
     return result
 
 
+# Ops whose indices are free among equal values (a sort that was not asked to be stable, topk):
+# CPU's own order of ties is one of many right answers, so an index output is checked by the
+# values it selects from the input. {name: (position of dim among the args, default dim)}.
+_TIE_FREE_INDICES = {"sort": (0, -1), "argsort": (0, -1), "topk": (1, -1)}
+
+
+def _ties_free(op, sample) -> int | None:
+    """The dim along which ``sample``'s index output may order ties freely, else None."""
+    if op.name not in _TIE_FREE_INDICES or sample.kwargs.get("stable", False):
+        return None
+    position, default = _TIE_FREE_INDICES[op.name]
+    if len(sample.args) > position:
+        return sample.args[position]
+    return sample.kwargs.get("dim", default)
+
+
+def _selected(source: torch.Tensor, dim: int, indices: torch.Tensor) -> torch.Tensor:
+    """What ``indices`` select from ``source`` along ``dim`` (a 0-dim input selects itself)."""
+    if source.dim() == 0:
+        return source
+    return source.gather(dim, indices)
+
+
 def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
     """Runs one sample on CPU and accel and compares; adds the fallback calls it made to
     ``fallback``. False when CPU rejects the sample (nothing to compare with); raises when
@@ -271,6 +294,17 @@ def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
     finally:
         for name, calls in torch_accel.fallback_counts().items():
             fallback[name] = fallback.get(name, 0) + calls
+    dim = _ties_free(op, sample)
+    if dim is not None:
+        source = on_cpu.input
+        if isinstance(expected, torch.Tensor):  # argsort: the indices alone
+            actual, expected = (
+                _selected(source, dim, actual.cpu()).to(actual.device),
+                _selected(source, dim, expected),
+            )
+        else:  # (values, indices)
+            actual = (actual[0], _selected(source, dim, actual[1].cpu()).to(actual[1].device))
+            expected = (expected[0], _selected(source, dim, expected[1]))
     _compare(actual, expected, dtype, _expected_device(sample))
     return True
 
