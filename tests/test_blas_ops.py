@@ -186,6 +186,31 @@ def test_addmv_mv_dot(dtype):
     assert torch_accel.fallback_counts() == {}
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_addr_in_cpus_order(dtype):
+    # beta and alpha are taken in the dtype (0.6 is 0.6015625 in bfloat16) and (alpha * vec1)
+    # * vec2 is rounded at each step, as CPU's and CUDA's kernels do: half and bfloat16 match
+    # CPU exactly. beta = 0 ignores self, nan included.
+    self, v1, v2 = torch.randn(5, 10).to(dtype), torch.randn(5).to(dtype), torch.randn(10).to(dtype)
+    exact = dict(rtol=0, atol=0) if dtype in (torch.bfloat16, torch.float16) else TOL[dtype]
+    a, b1, b2 = dev(self, v1, v2)
+    close = torch.testing.assert_close
+    got = torch.addr(a, b1, b2, beta=0.6, alpha=0.2)
+    close(got.cpu(), torch.addr(self, v1, v2, beta=0.6, alpha=0.2), **exact)
+    close(torch.addr(a[0], b1, b2).cpu(), torch.addr(self[0], v1, v2), **exact)  # self broadcast
+    nan_self = torch.full((5, 10), float("nan"), dtype=dtype)
+    got = torch.addr(nan_self.to("accel"), b1, b2, beta=0, alpha=3)
+    close(got.cpu(), torch.addr(nan_self, v1, v2, beta=0, alpha=3), **exact)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.addr(a, b1, b2, alpha=-1.3, out=out)
+    close(out.cpu(), torch.addr(self, v1, v2, alpha=-1.3), **exact)
+    a.addr_(b1, b2, beta=2.5)
+    close(a.cpu(), self.clone().addr_(v1, v2, beta=2.5), **exact)
+    ints = torch.arange(20).view(4, 5), torch.arange(4), torch.arange(5)
+    close(torch.addr(*dev(*ints), beta=2).cpu(), torch.addr(*ints, beta=2))
+    assert torch_accel.fallback_counts() == {}
+
+
 @pytest.mark.parametrize(
     "shapes",
     [

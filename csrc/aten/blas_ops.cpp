@@ -6,8 +6,10 @@
 // mv, matmul and linear are composites that reach these ops.
 #include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/addmm_meta_dispatch.h>
 #include <ATen/ops/addmv_meta_dispatch.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bmm_meta_dispatch.h>
@@ -294,15 +296,63 @@ struct Dot {
   }
 };
 
-// addr is ATen's composite (an outer product, scaled and added), which would write into an
-// out= on any device: the out= device rule first.
+// A scalar as `dtype` holds it (CPU's and CUDA's addr kernels convert beta and alpha first).
+double heldAs(const at::Scalar& v, at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: return static_cast<float>(v.to<c10::Half>());
+    case at::kBFloat16: return static_cast<float>(v.to<c10::BFloat16>());
+    case at::kFloat: return v.to<float>();
+    default: return v.toDouble();
+  }
+}
+
+// addr = beta * self + alpha * vec1 * vec2 (outer). Floating inputs of one dtype take CPU's
+// and CUDA's kernel order, every step rounded to the dtype: (alpha * vec1) * vec2, and self is
+// ignored when beta is 0. The rest is ATen's composite.
+bool addrOwnOrder(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                  const at::Scalar& beta, const at::Scalar& alpha) {
+  const at::ScalarType t = self.scalar_type();
+  return at::isFloatingType(t) && vec1.scalar_type() == t && vec2.scalar_type() == t &&
+         vec1.dim() == 1 && vec2.dim() == 1 && !beta.isComplex() && !alpha.isComplex();
+}
+
+at::Tensor addrOwn(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  const at::ScalarType t = self.scalar_type();
+  const double b = heldAs(beta, t);
+  const at::Tensor r = (vec1 * heldAs(alpha, t)).unsqueeze(1) * vec2.unsqueeze(0);
+  return b == 0 ? r : self.expand(r.sizes()) * b + r;
+}
+
+at::Tensor addr(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                const at::Scalar& beta, const at::Scalar& alpha) {
+  if (addrOwnOrder(self, vec1, vec2, beta, alpha)) return addrOwn(self, vec1, vec2, beta, alpha);
+  return at::native::math_addr(self, vec1, vec2, beta, alpha);
+}
+
+// ATen's out= composite would write into an out= on any device: the out= device rule first.
 at::Tensor& addrOut(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
                     const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   checkOutDevice(out, forms::opDevice(self, vec1, vec2));
-  return at::native::math_addr_out(self, vec1, vec2, beta, alpha, out);
+  if (!addrOwnOrder(self, vec1, vec2, beta, alpha) || out.scalar_type() != self.scalar_type())
+    return at::native::math_addr_out(self, vec1, vec2, beta, alpha, out);
+  const at::Tensor r = addrOwn(self, vec1, vec2, beta, alpha);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor& addrInplace(at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                        const at::Scalar& beta, const at::Scalar& alpha) {
+  TORCH_CHECK(vec1.dim() == 1 && vec2.dim() == 1 && self.dim() == 2 &&
+                  self.size(0) == vec1.size(0) && self.size(1) == vec2.size(0),
+              "addr_: self of sizes ", self.sizes(), " does not take the outer product of ",
+              vec1.sizes(), " and ", vec2.sizes());
+  return addrOut(self, vec1, vec2, beta, alpha, self);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addr", addr);
+  m.impl("addr_", addrInplace);
   m.impl("addr.out", addrOut);
   registerForms<Mm>(m, "mm", nullptr, "mm.out");
   registerForms<Bmm>(m, "bmm", nullptr, "bmm.out");
