@@ -164,20 +164,42 @@ def test_dropout_scaling_and_mask(dtype):
     assert "aten::native_dropout_backward" not in torch_accel.fallback_counts()
 
 
-def test_fallback_random_ops_follow_the_generator():
-    # randperm and exponential_ have no native kernel: the fallback draws from a CPU
-    # generator derived from the accel generator's (seed, offset).
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_exponential_is_native_seeded_and_exponential(dtype):
     torch.accel.manual_seed(11)
-    p = torch.randperm(50, device="accel").cpu()
-    e = torch.empty(20, device="accel").exponential_().cpu()
+    e = torch.empty(100_000, device="accel", dtype=dtype).exponential_(2.0)
     torch.accel.manual_seed(11)
-    assert torch.equal(torch.randperm(50, device="accel").cpu(), p)
-    assert torch.equal(torch.empty(20, device="accel").exponential_().cpu(), e)
-    assert sorted(p.tolist()) == list(range(50))
-    # each fallback call advances the generator, so repeated calls differ
-    assert not torch.equal(torch.randperm(50, device="accel").cpu(), p)
-    assert (
-        torch_accel.fallback_counts().get("aten::randperm.generator_out", 0)
-        + torch_accel.fallback_counts().get("aten::randperm", 0)
-        >= 1
-    )
+    again = torch.empty(100_000, device="accel", dtype=dtype).exponential_(2.0)
+    assert torch.equal(e.cpu(), again.cpu())
+    x = e.cpu().double()
+    # Exponential(2): mean 1/2, variance 1/4, median ln 2 / 2; no draw is 0 (CUDA's rule).
+    assert abs(x.mean().item() - 0.5) < 0.01 and abs(x.var().item() - 0.25) < 0.015
+    assert abs(x.median().item() - 0.34657) < 0.01
+    assert x.min().item() > 0
+    g = torch.Generator(device="accel").manual_seed(5)
+    a = torch.empty(7, device="accel", dtype=dtype).exponential_(generator=g)
+    g.manual_seed(5)
+    b = torch.empty(7, device="accel", dtype=dtype).exponential_(generator=g)
+    assert torch.equal(a.cpu(), b.cpu())
+    assert torch_accel.fallback_counts() == {}
+    with pytest.raises(RuntimeError, match="lambda > 0.0"):
+        torch.empty(3, device="accel").exponential_(0.0)
+
+
+def test_randperm_is_native_seeded_and_uniform():
+    torch.accel.manual_seed(11)
+    p = torch.randperm(50, device="accel")
+    torch.accel.manual_seed(11)
+    assert torch.equal(torch.randperm(50, device="accel").cpu(), p.cpu())
+    assert p.dtype == torch.int64 and sorted(p.cpu().tolist()) == list(range(50))
+    assert not torch.equal(torch.randperm(50, device="accel").cpu(), p.cpu())  # it advanced
+    q = torch.randperm(300, device="accel", dtype=torch.int32)
+    assert q.dtype == torch.int32 and sorted(q.cpu().tolist()) == list(range(300))
+    # Each value lands in each position equally often: 4000 permutations of 4, 1000 expected
+    # per cell (chi-square with 9 degrees of freedom; 40 is far in its tail).
+    counts = torch.zeros(4, 4)
+    for _ in range(4000):
+        counts[torch.arange(4), torch.randperm(4, device="accel").cpu()] += 1
+    assert ((counts - 1000) ** 2 / 1000).sum().item() < 40
+    assert torch_accel.fallback_counts() == {}
+    assert torch.randperm(0, device="accel").numel() == 0

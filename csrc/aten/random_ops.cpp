@@ -1,9 +1,11 @@
 // Native random ops on the Philox generator (core/generator.h): uniform_, normal_,
 // bernoulli_ (float and tensor p), bernoulli, random_ (all three forms; randint reaches
-// random_.from), native_dropout and native_dropout_backward. Every launch takes the
-// generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
+// random_.from), exponential_, randperm, native_dropout and native_dropout_backward. Every launch
+// takes the generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
 // runs repeat, and host and CUDA (one kernel source) draw the same numbers.
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/argsort.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
 #include <c10/core/DeviceGuard.h>
@@ -169,6 +171,26 @@ struct Bernoulli {
   }
 };
 
+struct Exponential {
+  static bool native(at::Tensor& self, double, std::optional<at::Generator>) {
+    return floating(self);
+  }
+  static at::Tensor& compute(at::Tensor& self, double lambda, std::optional<at::Generator> gen) {
+    TORCH_CHECK(lambda > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambda);
+    double eps = std::numeric_limits<float>::epsilon();
+    if (self.scalar_type() == at::kDouble) eps = std::numeric_limits<double>::epsilon();
+    if (self.scalar_type() == at::kHalf) eps = 0.0009765625;   // 2^-10
+    if (self.scalar_type() == at::kBFloat16) eps = 0.0078125;  // 2^-7
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self});
+    d.kind = RandomKind::Exponential;
+    d.a = lambda;
+    d.b = eps / 2;
+    launch(d, self, gen);
+    return self;
+  }
+};
+
 // random_ forms: integers in [from, from + range); range 0 means all 64 bits.
 at::Tensor& randomRange(at::Tensor& self, int64_t from, uint64_t range,
                         std::optional<at::Generator> gen) {
@@ -262,6 +284,24 @@ struct NativeDropout {
   }
 };
 
+// randperm as CUDA computes it: a random 63-bit key per position, the permutation the order
+// that sorts them (a tie, one in 2^63 per pair, only keeps two positions in order).
+struct RandpermOut {
+  static bool native(int64_t, std::optional<at::Generator>, at::Tensor& out) {
+    return c10::isIntegralType(out.scalar_type(), false);
+  }
+  static at::Tensor& compute(int64_t n, std::optional<at::Generator> gen, at::Tensor& out) {
+    TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+    TORCH_CHECK(n - 1 <= randomMax(out.scalar_type()), "randperm of ", n,
+                " elements does not fit the output's dtype ", out.scalar_type());
+    at::native::resize_output(out, {n});
+    if (n == 0) return out;
+    at::Tensor keys = at::empty({n}, out.options().dtype(at::kLong));
+    randomRange(keys, 0, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1, gen);
+    return out.copy_(at::argsort(keys));
+  }
+};
+
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
   // Two native multiplies; the product stays in grad's dtype.
   return at::mul(at::mul(grad, mask), scale);
@@ -277,6 +317,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<RandomTo>(m, "random_.to");
   registerNative<RandomFrom>(m, "random_.from");
   registerNative<NativeDropout>(m, "native_dropout");
+  registerNative<Exponential>(m, "exponential_");
+  registerNative<RandpermOut>(m, "randperm.generator_out");
   m.impl("native_dropout_backward", native_dropout_backward);
 }
 

@@ -19,6 +19,7 @@ enum class RandomKind : int {
   BernoulliTensor,  // out = u < p, p = operand 1
   Random,           // out = from + bits % range (range 0: the full 64-bit range)
   Dropout,          // keep = u < a; out = input * keep * b, mask = keep; operands: out, mask, input
+  Exponential,      // out = -log(v) / a, v = 1 - u in (0, 1]; v near 1 takes log = -b (never 0)
 };
 
 // The Philox state a launch draws from: the generator's (seed, offset) when it was launched.
@@ -112,6 +113,13 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, const Nor
       const float z =
           static_cast<float>(normal.radius[lane / 2]) * static_cast<float>(normal.trig[lane]);
       return fmaf(static_cast<float>(d.b), z, static_cast<float>(d.a));
+    }
+    case RandomKind::Exponential: {
+      // CUDA's transform: b is half the output dtype's epsilon, so no draw rounds to 0.
+      const double v = wide ? 1.0 - uniformDouble(r.x[2 * lane], r.x[2 * lane + 1])
+                            : static_cast<double>(1.0f - uniformFloat(r.x[lane]));
+      const double log_v = v >= 1.0 - d.b ? -d.b : portableLog(v);
+      return -log_v / d.a;
     }
     case RandomKind::Bernoulli:
       return uniformFloat(r.x[lane]) < static_cast<float>(d.a) ? 1.0 : 0.0;
