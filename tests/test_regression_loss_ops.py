@@ -184,3 +184,32 @@ def test_multi_margin_loss_unbatched_out_and_errors():
         assert str(acc.value) == str(cpu.value)
     with pytest.raises(RuntimeError, match="inconsistent weight size, expected 5 but got"):
         F.multi_margin_loss(a, t, weight=torch.ones(4, device="accel"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multilabel_margin_loss_and_gradient_match_cpu(reduction, dtype):
+    # Multiples of 1/4 (no hinge near 0); rows with a repeated target, all targets, none.
+    x = (torch.randint(-8, 9, (5, 4)) / 4).to(dtype).t()  # [4, 5], non-contiguous
+    y = torch.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [0, 1, 2, 3, 4], [-1, 2, 3, 0, 0]])
+    g = torch.randn(4).to(dtype) if reduction == "none" else torch.tensor(0.9).to(dtype)
+    xc = x.float().clone().requires_grad_()  # CPU has no bfloat16 kernel (CUDA has)
+    lc = F.multilabel_margin_loss(xc, y, reduction=reduction)
+    lc.backward(g.float())
+    xa = x.to("accel").requires_grad_()
+    torch_accel.reset_fallback_counts()
+    la = F.multilabel_margin_loss(xa, y.to("accel"), reduction=reduction)
+    la.backward(g.to("accel"))
+    assert torch_accel.fallback_counts() == {}
+    torch.testing.assert_close(la.detach().cpu(), lc.detach().to(dtype), **TOL[dtype])
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad.to(dtype), **TOL[dtype])
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(xa, y.to("accel"), 0)
+    torch.testing.assert_close(
+        is_target.cpu(), torch.ops.aten.multilabel_margin_loss_forward(xc, y, 0)[1].to(dtype)
+    )
+    for t in (torch.tensor([[0, 5, -1, 1, 2]] * 4), y[:, :3]):  # out of range, sizes
+        with pytest.raises(RuntimeError) as cpu:
+            F.multilabel_margin_loss(x.float(), t)
+        with pytest.raises(RuntimeError) as acc:
+            F.multilabel_margin_loss(xa, t.to("accel"))
+        assert str(acc.value) == str(cpu.value)
