@@ -30,15 +30,17 @@ struct Operands {
 };
 
 Operands operands(const Tensor& self, const Tensor& target) {
-  TORCH_CHECK((self.dim() == 1 && self.numel() > 0) || (self.dim() == 2 && self.size(1) > 0),
+  TORCH_CHECK(self.dim() == 0 || (self.dim() == 1 && self.numel() > 0) ||
+                  (self.dim() == 2 && self.size(1) > 0),
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
               self.sizes());
-  TORCH_CHECK(target.sizes() == self.sizes(), "inconsistent target size: ", target.sizes(),
-              " for input of size: ", self.sizes());
   Operands o;
   o.n = self.dim() <= 1 ? 1 : self.size(0);
-  o.c = self.size(-1);
+  o.c = self.dim() == 0 ? 1 : self.size(-1);
   o.batched = self.dim() == 2;
+  TORCH_CHECK(
+      o.batched ? target.sizes() == self.sizes() : target.dim() <= 1 && target.numel() == o.c,
+      "inconsistent target size: ", target.sizes(), " for input of size: ", self.sizes());
   o.x = self.reshape({o.n, o.c});
   const Tensor t = target.reshape({o.n, o.c});
   TORCH_CHECK(at::logical_and(t >= -1, t < o.c).all().item<bool>(),
