@@ -119,3 +119,41 @@ def test_integer_input_raises_cpus_error():
     with pytest.raises(RuntimeError) as acc:
         F.hardswish(torch.arange(4, device="accel"))
     assert str(acc.value) == str(cpu.value)
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("dim", [1, -2, 0])
+def test_glu_and_gradient_match_cpu(dim, dtype):
+    x = torch.cat([sample(dtype), sample(dtype)])  # [14, 4, 23]
+    xc = x.clone().requires_grad_()
+    yc = F.glu(xc, dim)
+    g = torch.randn(yc.shape).to(dtype)
+    yc.backward(g)
+    xa = x.to("accel").requires_grad_()
+    torch_accel.reset_fallback_counts()
+    ya = F.glu(xa, dim)
+    ya.backward(g.to("accel"))
+    assert torch_accel.fallback_counts() == {}
+    torch.testing.assert_close(ya.detach().cpu(), yc.detach(), **TOL[dtype])
+    torch.testing.assert_close(xa.grad.cpu(), xc.grad, **TOL[dtype])
+
+
+def test_glu_out_non_contiguous_and_odd_size():
+    x = sample(torch.float32).transpose(0, 2)  # [23, 4, 7], non-contiguous
+    g = torch.randn(23, 2, 7)
+    a = x.to("accel")
+    out = torch.empty(0, device="accel")
+    torch._C._nn.glu(a, 1, out=out)
+    torch.testing.assert_close(out.cpu(), F.glu(x, 1), **TOL[torch.float32])
+    grad = torch.empty(0, device="accel")
+    torch.ops.aten.glu_backward.grad_input(g.to("accel"), a, -2, grad_input=grad)
+    torch.testing.assert_close(
+        grad.cpu(), torch.ops.aten.glu_backward(g, x, -2), **TOL[torch.float32]
+    )
+    assert torch_accel.fallback_counts() == {}
+    for t, dim in [(a, 0), (a, -1), (torch.tensor(1.0, device="accel"), 0)]:
+        with pytest.raises(RuntimeError) as cpu:
+            F.glu(t.cpu(), dim)
+        with pytest.raises(RuntimeError) as acc:
+            F.glu(t, dim)
+        assert str(acc.value) == str(cpu.value)

@@ -105,7 +105,7 @@ def test_logical_bitwise_nan_to_num():
     no_fallback()
 
 
-BINARY = ["pow", "maximum", "minimum", "remainder", "fmod", "atan2", "hypot"]
+BINARY = ["pow", "maximum", "minimum", "remainder", "fmod", "atan2", "hypot", "xlogy"]
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -143,6 +143,28 @@ def test_hypot_forms_and_integer_error():
     for t in (torch.arange(3), torch.arange(3).to("accel")):
         with pytest.raises(NotImplementedError, match="hypot"):
             torch.hypot(t, t)
+
+
+def test_xlogy_zeros_nans_scalars_and_forms():
+    # 0 * log(0) = 0 and 0 * log(nan) = nan, as CPU; the scalar forms; out=, in place.
+    x = torch.tensor([0.0, 0.0, 0.0, 2.0, -1.0, float("nan"), 3.0])
+    y = torch.tensor([0.0, float("nan"), -1.0, 0.0, 2.0, 1.0, float("inf")])
+    a, b = x.to("accel"), y.to("accel")
+    close(torch.xlogy(a, b), torch.xlogy(x, y))
+    close(torch.special.xlogy(a, b), torch.special.xlogy(x, y))
+    close(torch.xlogy(a, 2.5), torch.xlogy(x, 2.5))
+    close(torch.xlogy(0.0, b), torch.xlogy(0.0, y))
+    close(torch.xlogy(3, b), torch.xlogy(3, y))
+    out = torch.empty(0, device="accel")
+    torch.xlogy(a, b, out=out)
+    close(out, torch.xlogy(x, y))
+    torch.xlogy(2.0, b, out=out)
+    close(out, torch.xlogy(2.0, y))
+    torch.xlogy(a, 0.0, out=out)
+    close(out, torch.xlogy(x, 0.0))
+    close(a.clone().xlogy_(b), x.clone().xlogy_(y))
+    close(a.clone().xlogy_(4), x.clone().xlogy_(4))
+    no_fallback()
 
 
 def test_binary_scalars_and_modes():

@@ -218,6 +218,31 @@ def test_vector_norm(dtype, ord):
         torch.linalg.vector_norm(x, ord, dim=(0, 2), keepdim=True),
     )
     close(torch.norm(a, p=ord if ord != 0 else 2), torch.norm(x, p=ord if ord != 0 else 2))
+    # aten::norm itself (what C++ callers such as weight norm reach): p None is 2, [] every dim.
+    aten_norm = torch.ops.aten.norm
+    close(
+        aten_norm.ScalarOpt_dim(a.mT, ord, [-1], True),
+        aten_norm.ScalarOpt_dim(x.mT, ord, [-1], True),
+    )
+    close(aten_norm.ScalarOpt_dim(a, None, []), aten_norm.ScalarOpt_dim(x, None, []))
+    close(aten_norm.Scalar(a, ord), aten_norm.Scalar(x, ord))
+    f64 = dict(dtype=torch.float64)
+    close(
+        aten_norm.ScalarOpt_dim_dtype(a, ord, [1], False, **f64),
+        aten_norm.ScalarOpt_dim_dtype(x, ord, [1], False, **f64),
+        dtype,  # accumulated in the input's dtype, as linalg_vector_norm(dtype=) is on accel
+    )
+    out = torch.empty(0, device="accel", dtype=dtype)
+    aten_norm.out(a, ord, [0, 2], out=out)
+    close(out, aten_norm.ScalarOpt_dim(x, ord, [0, 2]))
+    assert_native()
+    for fn in (torch.norm, torch.linalg.norm):  # and their backward
+        xc, xa = x.clone().requires_grad_(), a.clone().requires_grad_()
+        fn(xc, 3, dim=1).sum().backward()
+        fn(xa, 3, dim=1).sum().backward()
+        close(xa.grad, xc.grad)
+    close(torch.linalg.matrix_norm(a, "fro"), torch.linalg.matrix_norm(x, "fro"))
+    close(torch.linalg.matrix_norm(a, -1), torch.linalg.matrix_norm(x, -1))
     assert_native()
 
 

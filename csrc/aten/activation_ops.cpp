@@ -1,15 +1,19 @@
 // The activations that take parameters (kernels/activation.h) and their backward, in every
 // form: leaky_relu, elu (selu and celu call it), hardtanh (its forward is clamp), hardswish,
 // hardsigmoid, mish, log_sigmoid, softshrink, hardshrink, threshold, softplus's backward, and
-// prelu composed of native ops. Floating dtypes; other dtypes go to the counted fallback, whose
-// CPU kernel raises CPU's error.
+// prelu and glu composed of native ops. Floating dtypes; other dtypes go to the counted fallback,
+// whose CPU kernel raises CPU's error.
+#include <ATen/ops/cat.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/sigmoid.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
+#include <ATen/TensorOperators.h>
+#include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -226,6 +230,41 @@ struct PreluKernelBackward {
   }
 };
 
+// glu: the first half of `dim` times the sigmoid of the second half. Composed of native ops.
+int64_t gluDim(const Tensor& self, int64_t dim) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(self.size(d) % 2 == 0, "Halving dimension must be even, but dimension ", d,
+              " is size ", self.size(d));
+  return d;
+}
+
+struct Glu {
+  static bool native(const Tensor& self, int64_t) { return floatingKernelType(self); }
+  static Tensor compute(const Tensor& self, int64_t dim, const Output& out) {
+    const int64_t d = gluDim(self, dim), h = self.size(d) / 2;
+    const Tensor a = self.narrow(d, 0, h), gate = at::sigmoid(self.narrow(d, h, h));
+    if (out.form() == Output::Form::Functional) return at::mul(a, gate);
+    Tensor target = out.tensor();
+    return at::mul_out(target, a, gate);
+  }
+};
+
+// d/da = g * s, d/db = g * a * s * (1 - s), with s the sigmoid of the second half.
+struct GluBackward {
+  static bool native(const Tensor& g, const Tensor& self, int64_t) {
+    return floatingKernelType(g) && floatingKernelType(self);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& self, int64_t dim, const Output& out) {
+    const int64_t d = gluDim(self, dim), h = self.size(d) / 2;
+    const Tensor s = at::sigmoid(self.narrow(d, h, h)), gs = g * s;
+    const Tensor grad_a = gs, grad_b = gs * self.narrow(d, 0, h) * (1 - s);
+    if (out.form() == Output::Form::Functional) return at::cat({grad_a, grad_b}, d);
+    Tensor target = out.tensor();
+    return at::cat_out(target, {grad_a, grad_b}, d);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<OneParam<ActivationOp::LeakyRelu>>(m, "leaky_relu", "leaky_relu_",
                                                    "leaky_relu.out");
@@ -258,6 +297,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                                           "softplus_backward.grad_input");
   registerNative<PreluKernel>(m, "_prelu_kernel");
   registerNative<PreluKernelBackward>(m, "_prelu_kernel_backward");
+  registerForms<Glu>(m, "glu", nullptr, "glu.out");
+  registerForms<GluBackward>(m, "glu_backward", nullptr, "glu_backward.grad_input");
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 // Binary ops beyond add/sub/mul/div: div with a rounding mode, pow, maximum/minimum,
-// remainder/fmod, atan2, bitwise and/or/xor, and the activations' backward. Inputs are
+// remainder/fmod, atan2, bitwise and/or/xor, xlogy, and the activations' backward. Inputs are
 // converted to the result dtype first (the kernels take one dtype); a Python scalar rhs is
 // passed by value, a Python scalar lhs is filled on the device.
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/logical_and.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/sqrt.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/TensorOperators.h>
 #include <torch/library.h>
 
 #include <type_traits>
@@ -155,6 +160,24 @@ struct DivMode {
   }
 };
 
+// --- xlogy: x * log(y), 0 where x is 0 unless y is nan (CPU's rule), composed of native ops.
+// ATen's scalar forms call this one with the scalar wrapped.
+struct Xlogy {
+  static bool native(const at::Tensor& a, const at::Tensor& b) {
+    return nativeTypes(a, b) && kernelSupports(floatingOf(at::result_type(a, b)));
+  }
+  static at::Tensor compute(const at::Tensor& a, const at::Tensor& b, const Output& out) {
+    const c10::Device device = commonDevice({a, b}, "xlogy");
+    const c10::ScalarType t = floatingOf(at::result_type(a, b));
+    const at::Tensor x = asComputeInput(a, t, device), y = asComputeInput(b, t, device);
+    const at::Tensor zero_x = at::logical_and(x == 0, y == y);
+    const at::Tensor zero = at::zeros({}, x.options()), xlogy = x * at::log(y);
+    if (out.form() == Output::Form::Functional) return at::where(zero_x, zero, xlogy);
+    at::Tensor target = out.tensor();
+    return at::where_out(target, zero_x, zero, xlogy);
+  }
+};
+
 // --- activations' backward: (grad, forward input or output) ------------------------------
 template <BinaryOp Op>
 struct Backward {
@@ -210,6 +233,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::Fmod, Tensor, Scalar>>(m, "fmod.Scalar", nullptr, nullptr);
   registerForms<Math<BinaryOp::Atan2>>(m, "atan2", "atan2_", "atan2.out");
   registerForms<Math<BinaryOp::Hypot>>(m, "hypot", "hypot_", "hypot.out");
+  registerForms<Xlogy>(m, "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor");
   ACCEL_REGISTER_BITWISE(And, "and")
   ACCEL_REGISTER_BITWISE(Or, "or")
   ACCEL_REGISTER_BITWISE(Xor, "xor")

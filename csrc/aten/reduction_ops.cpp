@@ -1,6 +1,6 @@
 // Reductions: sum, mean, prod, amax/amin, max/min (full and with indices), argmax/argmin,
-// var/std (+ _mean), linalg_vector_norm, _foreach_norm, the scans (cumsum, cumprod, and the
-// _cummax/_cummin helpers behind cummax and cummin). Output shapes and dtypes come
+// var/std (+ _mean), linalg_vector_norm (and aten::norm over it), _foreach_norm, the scans (cumsum,
+// cumprod, and the _cummax/_cummin helpers behind cummax and cummin). Output shapes and dtypes come
 // from ATen's reduction helpers (make_dim_mask, shape_from_dim_mask, get_dtype_from_self);
 // the kernel gets the input's kept and reduced dimensions as sizes and byte strides.
 #include <ATen/native/ReduceOpsUtils.h>
@@ -478,6 +478,40 @@ struct VectorNorm {
   }
 };
 
+// aten::norm (Tensor.norm(p, dim), and what calls it with a dim): the vector norm, p None
+// meaning 2 and an empty dim every dim, as CPU's norm_out.
+Tensor norm(const Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+            bool keepdim, std::optional<c10::ScalarType> dtype, const Output& out) {
+  return VectorNorm::compute(self, p.value_or(2.0), dim.empty() ? at::OptionalIntArrayRef() : dim,
+                             keepdim, dtype, out);
+}
+
+struct Norm {
+  static bool native(const Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef,
+                     bool) {
+    // Other dtypes take the fallback, whose CPU kernel raises norm()'s error.
+    return at::isFloatingType(self.scalar_type()) &&
+           VectorNorm::native(self, p.value_or(2.0), std::nullopt, false, std::nullopt);
+  }
+  static Tensor compute(const Tensor& self, const std::optional<c10::Scalar>& p,
+                        at::IntArrayRef dim, bool keepdim, const Output& out) {
+    return norm(self, p, dim, keepdim, std::nullopt, out);
+  }
+};
+
+struct NormDType {
+  static bool native(const Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef, bool,
+                     c10::ScalarType dtype) {
+    return at::isFloatingType(self.scalar_type()) && at::isFloatingType(dtype) &&
+           VectorNorm::native(self, p.value_or(2.0), std::nullopt, false, dtype);
+  }
+  static Tensor compute(const Tensor& self, const std::optional<c10::Scalar>& p,
+                        at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype,
+                        const Output& out) {
+    return norm(self, p, dim, keepdim, dtype, out);
+  }
+};
+
 struct ForeachNorm {
   static bool native(at::TensorList tensors, const c10::Scalar& ord,
                      std::optional<c10::ScalarType> dtype) {
@@ -580,6 +614,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<VarMean<false>>(m, "var_mean.correction", nullptr, "var_mean.correction_out");
   registerForms<VarMean<true>>(m, "std_mean.correction", nullptr, "std_mean.correction_out");
   registerForms<VectorNorm>(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
+  registerForms<Norm>(m, "norm.ScalarOpt_dim", nullptr, "norm.out");
+  registerForms<NormDType>(m, "norm.ScalarOpt_dim_dtype", nullptr, "norm.dtype_out");
   registerNative<ForeachNorm>(m, "_foreach_norm.Scalar");
   registerForms<Cumulative<ScanOp::Sum>>(m, "cumsum", "cumsum_", "cumsum.out");
   registerForms<Cumulative<ScanOp::Prod>>(m, "cumprod", "cumprod_", "cumprod.out");

@@ -1,16 +1,14 @@
 // The regression losses and their backward, composed of native ops: mse_loss, smooth_l1_loss
 // and huber_loss (reduction none, mean or sum), with ATen's formulas.
-#include <ATen/core/Reduction.h>
 #include <ATen/ops/abs.h>
-#include <ATen/ops/mean.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/sub.h>
-#include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
 #include <ATen/TensorOperators.h>
 #include <torch/library.h>
 
+#include "aten/composed_loss.h"
 #include "aten/elementwise_desc.h"
 #include "aten/floating_args.h"
 #include "aten/op_forms.h"
@@ -20,24 +18,6 @@ namespace {
 
 using at::Tensor;
 
-Tensor reduce(const Tensor& loss, int64_t reduction) {
-  if (reduction == at::Reduction::Mean) return at::mean(loss);
-  if (reduction == at::Reduction::Sum) return at::sum(loss);
-  return loss;
-}
-
-// The result into the form's output: a given one (out=) takes a copy, resized as PyTorch does.
-Tensor into(const Output& out, const Tensor& result) {
-  if (!out.isGiven()) return result;
-  const Tensor target = out.allocate(result.sizes(), result.options());
-  return out.finish(target.copy_(result));
-}
-
-// The backward's scale: 1/N for a mean (N the input's elements), else 1.
-double norm(const Tensor& self, int64_t reduction) {
-  return reduction == at::Reduction::Mean ? 1.0 / static_cast<double>(self.numel()) : 1.0;
-}
-
 struct MseLoss {
   static bool native(const Tensor& self, const Tensor& target, int64_t) {
     return floatingKernelType(self) && floatingKernelType(target);
@@ -45,7 +25,7 @@ struct MseLoss {
   static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction,
                         const Output& out) {
     const Tensor d = self - target;
-    return into(out, reduce(d * d, reduction));
+    return into(out, reduceLoss(d * d, reduction));
   }
 };
 
@@ -55,7 +35,7 @@ struct MseLossBackward {
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, const Output& out) {
-    return into(out, (self - target) * (2.0 * norm(self, reduction)) * g);
+    return into(out, (self - target) * (2.0 * lossGradScale(self, reduction)) * g);
   }
 };
 
@@ -67,8 +47,9 @@ struct SmoothL1Loss {
                         const Output& out) {
     TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
     const Tensor z = at::abs(self - target);
-    if (beta == 0) return into(out, reduce(z, reduction));
-    return into(out, reduce(at::where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta), reduction));
+    if (beta == 0) return into(out, reduceLoss(z, reduction));
+    return into(out,
+                reduceLoss(at::where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta), reduction));
   }
 };
 
@@ -78,7 +59,7 @@ struct SmoothL1LossBackward {
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, double beta, const Output& out) {
-    const double n = norm(self, reduction);
+    const double n = lossGradScale(self, reduction);
     const Tensor x = self - target;
     const Tensor inside = beta == 0 ? at::zeros_like(x) : x * n * g / beta;
     return into(out, at::where(x <= -beta, g * -n, at::where(x >= beta, g * n, inside)));
@@ -93,8 +74,8 @@ struct HuberLoss {
                         const Output& out) {
     TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
     const Tensor z = at::abs(self - target);
-    return into(out,
-                reduce(at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction));
+    return into(
+        out, reduceLoss(at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction));
   }
 };
 
@@ -104,7 +85,7 @@ struct HuberLossBackward {
   }
   static Tensor compute(const Tensor& g, const Tensor& self, const Tensor& target,
                         int64_t reduction, double delta, const Output& out) {
-    const double n = norm(self, reduction);
+    const double n = lossGradScale(self, reduction);
     const Tensor x = self - target;
     return into(out, at::where(x <= -delta, g * (-n * delta),
                                at::where(x >= delta, g * (n * delta), x * n * g)));
