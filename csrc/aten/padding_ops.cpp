@@ -43,15 +43,13 @@ c10::DimVector padShape(bool reflect, int dims, const Tensor& self, at::IntArray
   c10::DimVector out(self.sizes().begin(), self.sizes().end());
   for (int i = 0; i < dims; ++i) {
     const int64_t d = n - 1 - i, l = padding[2 * i], r = padding[2 * i + 1], size = self.size(d);
-    TORCH_CHECK(!reflect || (l < size && r < size),
-                "Argument #", 4 + 2 * i,
+    TORCH_CHECK(!reflect || (l < size && r < size), "Argument #", 4 + 2 * i,
                 ": Padding size should be less than the corresponding input dimension, but got: "
                 "padding (",
                 l, ", ", r, ") at dimension ", d, " of input ", self.sizes());
     out[d] = size + l + r;
     TORCH_CHECK(out[d] >= 1, name, "_pad", dims, "d: input (size ", size, " at dimension ", d,
-                ") is too small for padding (", l, ", ", r, "): calculated output size ",
-                out[d]);
+                ") is too small for padding (", l, ", ", r, "): calculated output size ", out[d]);
   }
   return out;
 }
@@ -64,8 +62,8 @@ struct Pad {
     Tensor x = self;
     for (int i = 0; i < Dims; ++i) {
       const int64_t d = self.dim() - 1 - i;
-      x = x.index_select(d, sourceIndex(Reflect, self.size(d), padding[2 * i],
-                                        padding[2 * i + 1], self));
+      x = x.index_select(
+          d, sourceIndex(Reflect, self.size(d), padding[2 * i], padding[2 * i + 1], self));
     }
     Tensor result = out.allocate(shape, self.options());
     result.copy_(x);
@@ -81,9 +79,10 @@ struct PadBackward {
   static Tensor compute(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
                         const Output& out) {
     const auto shape = padShape(Reflect, Dims, self, padding);
-    TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape), Reflect ? "reflection" : "replication",
-                "_pad", Dims, "d_backward: expected grad_output of size ", at::IntArrayRef(shape),
-                ", got ", grad_output.sizes());
+    TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape),
+                Reflect ? "reflection" : "replication", "_pad", Dims,
+                "d_backward: expected grad_output of size ", at::IntArrayRef(shape), ", got ",
+                grad_output.sizes());
     // Accumulate in the opmath type: reflected and replicated positions are summed.
     const auto type = at::toOpMathType(grad_output.scalar_type());
     Tensor g = grad_output.to(type);
@@ -92,9 +91,8 @@ struct PadBackward {
       const int64_t d = self.dim() - 1 - i;
       sizes[d] = self.size(d);
       g = at::zeros(sizes, g.options())
-              .index_add_(d, sourceIndex(Reflect, self.size(d), padding[2 * i],
-                                         padding[2 * i + 1], g),
-                          g);
+              .index_add_(
+                  d, sourceIndex(Reflect, self.size(d), padding[2 * i], padding[2 * i + 1], g), g);
     }
     Tensor result = out.allocate(self.sizes(), self.options());
     result.copy_(g);
@@ -112,17 +110,17 @@ void registerPad(torch::Library& m, const char* name, const char* out, const cha
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerPad<true, 1>(m, "reflection_pad1d", "reflection_pad1d.out", "reflection_pad1d_backward",
-                              "reflection_pad1d_backward.grad_input");
+                       "reflection_pad1d_backward.grad_input");
   registerPad<true, 2>(m, "reflection_pad2d", "reflection_pad2d.out", "reflection_pad2d_backward",
-                              "reflection_pad2d_backward.grad_input");
+                       "reflection_pad2d_backward.grad_input");
   registerPad<true, 3>(m, "reflection_pad3d", "reflection_pad3d.out", "reflection_pad3d_backward",
-                              "reflection_pad3d_backward.grad_input");
-  registerPad<false, 1>(m, "replication_pad1d", "replication_pad1d.out", "replication_pad1d_backward",
-                              "replication_pad1d_backward.grad_input");
-  registerPad<false, 2>(m, "replication_pad2d", "replication_pad2d.out", "replication_pad2d_backward",
-                              "replication_pad2d_backward.grad_input");
-  registerPad<false, 3>(m, "replication_pad3d", "replication_pad3d.out", "replication_pad3d_backward",
-                              "replication_pad3d_backward.grad_input");
+                       "reflection_pad3d_backward.grad_input");
+  registerPad<false, 1>(m, "replication_pad1d", "replication_pad1d.out",
+                        "replication_pad1d_backward", "replication_pad1d_backward.grad_input");
+  registerPad<false, 2>(m, "replication_pad2d", "replication_pad2d.out",
+                        "replication_pad2d_backward", "replication_pad2d_backward.grad_input");
+  registerPad<false, 3>(m, "replication_pad3d", "replication_pad3d.out",
+                        "replication_pad3d_backward", "replication_pad3d_backward.grad_input");
 }
 
 }  // namespace
