@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <tuple>
 
 #include "aten/composed_loss.h"
 #include "aten/floating_args.h"
@@ -31,13 +32,8 @@ struct Operands {
 Operands operands(const Tensor& self, const Tensor& target, const Scalar& p,
                   const std::optional<Tensor>& weight) {
   TORCH_CHECK(p.equal(1) || p.equal(2), "only p == 1 and p == 2 supported");
-  TORCH_CHECK(self.dim() == 0 || (self.dim() == 1 && self.numel() > 0) ||
-                  (self.dim() == 2 && self.size(1) > 0),
-              "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
-              self.sizes());
   Operands o;
-  o.n = self.dim() <= 1 ? 1 : self.size(0);
-  o.c = self.dim() == 0 ? 1 : self.size(-1);
+  std::tie(o.n, o.c) = marginLossRows(self);
   TORCH_CHECK(target.dim() <= 1 && target.numel() == o.n,
               "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
               "input samples (batch size). Expected target size [",

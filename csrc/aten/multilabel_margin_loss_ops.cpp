@@ -30,13 +30,8 @@ struct Operands {
 };
 
 Operands operands(const Tensor& self, const Tensor& target) {
-  TORCH_CHECK(self.dim() == 0 || (self.dim() == 1 && self.numel() > 0) ||
-                  (self.dim() == 2 && self.size(1) > 0),
-              "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
-              self.sizes());
   Operands o;
-  o.n = self.dim() <= 1 ? 1 : self.size(0);
-  o.c = self.dim() == 0 ? 1 : self.size(-1);
+  std::tie(o.n, o.c) = marginLossRows(self);
   o.batched = self.dim() == 2;
   TORCH_CHECK(
       o.batched ? target.sizes() == self.sizes() : target.dim() <= 1 && target.numel() == o.c,

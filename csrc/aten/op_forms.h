@@ -150,12 +150,21 @@ torch::jit::Stack fallbackStack(LazyOp& op, A&&... args) {
   return stack;
 }
 
+// A tuple of tensors (an op with several results) comes back one stack slot per result.
+template <class R>
+struct IsTensorTuple : std::false_type {};
+template <class... T>
+struct IsTensorTuple<std::tuple<T...>> : std::conjunction<std::is_same<T, at::Tensor>...> {};
+
+template <class R, size_t... I>
+R tensorsOf(torch::jit::Stack& stack, std::index_sequence<I...>) {
+  return R{stack[I].toTensor()...};
+}
+
 template <class R>
 R resultsOf(torch::jit::Stack& stack) {
-  if constexpr (std::is_same_v<R, std::tuple<at::Tensor, at::Tensor>>) {
-    return {stack[0].toTensor(), stack[1].toTensor()};
-  } else if constexpr (std::is_same_v<R, std::tuple<at::Tensor, at::Tensor, at::Tensor>>) {
-    return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor()};
+  if constexpr (IsTensorTuple<R>::value) {
+    return tensorsOf<R>(stack, std::make_index_sequence<std::tuple_size_v<R>>{});
   } else {
     return stack[0].to<R>();
   }
