@@ -48,8 +48,8 @@ struct EmbeddingBag {
   static bool native(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
                      int64_t mode, bool, const std::optional<Tensor>& psw, bool, int64_t) {
     return floatingWeight(weight) && indexType(indices) && indexType(offsets) &&
-           (mode == kSum || mode == kMean) && (!psw.has_value() || !psw->defined() ||
-                                               floatingWeight(*psw));
+           (mode == kSum || mode == kMean) &&
+           (!psw.has_value() || !psw->defined() || floatingWeight(*psw));
   }
   // Returns (output [B, D], offset2bag [n], bag_size [B], max_indices: bag_size for these modes).
   static Outputs compute(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
@@ -66,7 +66,8 @@ struct EmbeddingBag {
                 "embedding_bag: per_sample_weights only supported with mode='sum'");
     TORCH_CHECK(!weighted || psw->sizes() == indices.sizes(),
                 "embedding_bag: expected per_sample_weights to be 1D tensor of the same size as "
-                "input, got ", psw->sizes(), " and ", indices.sizes());
+                "input, got ",
+                psw->sizes(), " and ", indices.sizes());
     const int64_t bags = include_last_offset ? offsets.size(0) - 1 : offsets.size(0);
     TORCH_CHECK(bags >= 0, "include_last_offset: number of offsets should be at least 1");
     const int64_t n = indices.size(0), dim = weight.size(1);
@@ -76,7 +77,8 @@ struct EmbeddingBag {
     // Bag of index i: the last bag whose start is <= i.
     const Tensor bag =
         at::searchsorted(offsets.to(at::kLong).slice(0, 0, bags), at::arange(n, longs), false,
-                         /*right=*/true) - 1;
+                         /*right=*/true) -
+        1;
     const Tensor keep = kept(idx, padding_idx);
     Tensor rows = weight.index_select(0, idx).to(acc.dtype());
     if (weighted) rows = rows * psw->to(acc.dtype()).unsqueeze(1);
@@ -129,14 +131,12 @@ struct EmbeddingBagBackward {
                      const std::optional<Tensor>& psw, int64_t padding_idx) {
     return !sparse && EmbeddingBagDenseBackward::native(grad, indices, offset2bag, bag_size,
                                                         max_indices, num_weights,
-                                                        scale_grad_by_freq, mode, psw,
-                                                        padding_idx);
+                                                        scale_grad_by_freq, mode, psw, padding_idx);
   }
   static Tensor compute(const Tensor& grad, const Tensor& indices, const Tensor&,
-                        const Tensor& offset2bag, const Tensor& bag_size,
-                        const Tensor& max_indices, int64_t num_weights, bool scale_grad_by_freq,
-                        int64_t mode, bool, const std::optional<Tensor>& psw,
-                        int64_t padding_idx) {
+                        const Tensor& offset2bag, const Tensor& bag_size, const Tensor& max_indices,
+                        int64_t num_weights, bool scale_grad_by_freq, int64_t mode, bool,
+                        const std::optional<Tensor>& psw, int64_t padding_idx) {
     return EmbeddingBagDenseBackward::compute(grad, indices, offset2bag, bag_size, max_indices,
                                               num_weights, scale_grad_by_freq, mode, psw,
                                               padding_idx);
@@ -145,20 +145,21 @@ struct EmbeddingBagBackward {
 
 // d(output[bag(i)]) / d(psw[i]) in mode sum: the bag's gradient dotted with the index's row.
 struct EmbeddingBagPerSampleWeightsBackward {
-  static bool native(const Tensor& grad, const Tensor& weight, const Tensor& indices,
-                     const Tensor&, const Tensor& offset2bag, int64_t mode, int64_t) {
-    return floatingWeight(grad) && floatingWeight(weight) && indexType(indices) &&
-           mode == kSum && offset2bag.numel() == indices.numel();
+  static bool native(const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor&,
+                     const Tensor& offset2bag, int64_t mode, int64_t) {
+    return floatingWeight(grad) && floatingWeight(weight) && indexType(indices) && mode == kSum &&
+           offset2bag.numel() == indices.numel();
   }
   static Tensor compute(const Tensor& grad, const Tensor& weight, const Tensor& indices,
                         const Tensor&, const Tensor& offset2bag, int64_t mode,
                         int64_t padding_idx) {
-    TORCH_CHECK(mode == kSum, "embedding_bag_backward: per_sample_weights only supported for "
-                              "mode='sum'");
+    TORCH_CHECK(mode == kSum,
+                "embedding_bag_backward: per_sample_weights only supported for "
+                "mode='sum'");
     const Tensor idx = indices.to(at::kLong);
     const at::ScalarType acc = accumulateType(grad);
-    Tensor dot = (grad.to(acc).index_select(0, offset2bag) * weight.index_select(0, idx).to(acc))
-                     .sum(1);
+    Tensor dot =
+        (grad.to(acc).index_select(0, offset2bag) * weight.index_select(0, idx).to(acc)).sum(1);
     const Tensor keep = kept(idx, padding_idx);
     if (keep.defined()) dot = at::where(keep, dot, 0);
     return dot.to(grad.scalar_type());
