@@ -24,6 +24,7 @@
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -296,19 +297,9 @@ struct Dot {
   }
 };
 
-// A scalar as `dtype` holds it (CPU's and CUDA's addr kernels convert beta and alpha first).
-double heldAs(const at::Scalar& v, at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: return static_cast<float>(v.to<c10::Half>());
-    case at::kBFloat16: return static_cast<float>(v.to<c10::BFloat16>());
-    case at::kFloat: return v.to<float>();
-    default: return v.toDouble();
-  }
-}
-
 // addr = beta * self + alpha * vec1 * vec2 (outer). Floating inputs of one dtype take CPU's
-// and CUDA's kernel order, every step rounded to the dtype: (alpha * vec1) * vec2, and self is
-// ignored when beta is 0. The rest is ATen's composite.
+// and CUDA's kernel order, beta and alpha held as the dtype, every step rounded to it: (alpha *
+// vec1) * vec2, and self is ignored when beta is 0. The rest is ATen's composite.
 bool addrOwnOrder(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
                   const at::Scalar& beta, const at::Scalar& alpha) {
   const at::ScalarType t = self.scalar_type();

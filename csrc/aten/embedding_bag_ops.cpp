@@ -3,6 +3,7 @@
 // bfloat16), and the dense backward the same way back. Mode max (a scatter-max) stays on the
 // counted fallback. Nothing reads device data: offsets[0] != 0 is not checked (as on CUDA);
 // indices before it reach no bag and raise from index_add_.
+#include <ATen/OpMathType.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/ones.h>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <tuple>
 
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 
 namespace accel {
@@ -24,17 +26,8 @@ using at::Tensor;
 
 constexpr int64_t kSum = 0, kMean = 1;
 
-bool floatingWeight(const Tensor& t) {
-  return at::isFloatingType(t.scalar_type()) && kernelSupports(t.scalar_type());
-}
-
 bool indexType(const Tensor& t) {
   return t.scalar_type() == at::kLong || t.scalar_type() == at::kInt;
-}
-
-// Half and bfloat16 accumulate in float, as ATen's kernels do.
-at::ScalarType accumulateType(const Tensor& t) {
-  return at::isReducedFloatingType(t.scalar_type()) ? at::kFloat : t.scalar_type();
 }
 
 // Per index: whether it counts (not the padding index), as a mask, or undefined when all do.
@@ -47,9 +40,8 @@ using Outputs = std::tuple<Tensor, Tensor, Tensor, Tensor>;
 struct EmbeddingBag {
   static bool native(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
                      int64_t mode, bool, const std::optional<Tensor>& psw, bool, int64_t) {
-    return floatingWeight(weight) && indexType(indices) && indexType(offsets) &&
-           (mode == kSum || mode == kMean) &&
-           (!psw.has_value() || !psw->defined() || floatingWeight(*psw));
+    return floatingKernelType(weight) && indexType(indices) && indexType(offsets) &&
+           (mode == kSum || mode == kMean) && floatingOrAbsent(psw);
   }
   // Returns (output [B, D], offset2bag [n], bag_size [B], max_indices: bag_size for these modes).
   static Outputs compute(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
@@ -61,7 +53,7 @@ struct EmbeddingBag {
                 offsets.dim());
     TORCH_CHECK(weight.dim() == 2, "weight has to be a 2D Tensor, but got Tensor of dimension ",
                 weight.dim());
-    const bool weighted = psw.has_value() && psw->defined();
+    const bool weighted = given(psw);
     TORCH_CHECK(!weighted || mode == kSum,
                 "embedding_bag: per_sample_weights only supported with mode='sum'");
     TORCH_CHECK(!weighted || psw->sizes() == indices.sizes(),
@@ -72,7 +64,7 @@ struct EmbeddingBag {
     TORCH_CHECK(bags >= 0, "include_last_offset: number of offsets should be at least 1");
     const int64_t n = indices.size(0), dim = weight.size(1);
     const Tensor idx = indices.to(at::kLong);
-    const at::TensorOptions acc = weight.options().dtype(accumulateType(weight));
+    const at::TensorOptions acc = weight.options().dtype(at::toOpMathType(weight.scalar_type()));
     const at::TensorOptions longs = idx.options();
     // Bag of index i: the last bag whose start is <= i.
     const Tensor bag =
@@ -96,7 +88,7 @@ struct EmbeddingBagDenseBackward {
                      const Tensor&, const Tensor&, int64_t, bool, int64_t mode,
                      const std::optional<Tensor>&, int64_t) {
     // offset2bag full: the forward was ours (CPU's sum fast path leaves it empty).
-    return floatingWeight(grad) && indexType(indices) && (mode == kSum || mode == kMean) &&
+    return floatingKernelType(grad) && indexType(indices) && (mode == kSum || mode == kMean) &&
            offset2bag.numel() == indices.numel();
   }
   static Tensor compute(const Tensor& grad, const Tensor& indices, const Tensor& offset2bag,
@@ -104,11 +96,11 @@ struct EmbeddingBagDenseBackward {
                         bool scale_grad_by_freq, int64_t mode, const std::optional<Tensor>& psw,
                         int64_t padding_idx) {
     const Tensor idx = indices.to(at::kLong);
-    const at::ScalarType acc = accumulateType(grad);
+    const at::ScalarType acc = at::toOpMathType(grad.scalar_type());
     Tensor g = grad.to(acc).index_select(0, offset2bag);  // each index's bag gradient
     if (mode == kMean)
       g = g / bag_size.index_select(0, offset2bag).clamp_min(1).unsqueeze(1).to(acc);
-    if (psw.has_value() && psw->defined()) g = g * psw->to(acc).unsqueeze(1);
+    if (given(psw)) g = g * psw->to(acc).unsqueeze(1);
     const Tensor keep = kept(idx, padding_idx);
     if (keep.defined()) g = at::where(keep.unsqueeze(1), g, 0);
     if (scale_grad_by_freq) {
@@ -147,8 +139,8 @@ struct EmbeddingBagBackward {
 struct EmbeddingBagPerSampleWeightsBackward {
   static bool native(const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor&,
                      const Tensor& offset2bag, int64_t mode, int64_t) {
-    return floatingWeight(grad) && floatingWeight(weight) && indexType(indices) && mode == kSum &&
-           offset2bag.numel() == indices.numel();
+    return floatingKernelType(grad) && floatingKernelType(weight) && indexType(indices) &&
+           mode == kSum && offset2bag.numel() == indices.numel();
   }
   static Tensor compute(const Tensor& grad, const Tensor& weight, const Tensor& indices,
                         const Tensor&, const Tensor& offset2bag, int64_t mode,
@@ -157,7 +149,7 @@ struct EmbeddingBagPerSampleWeightsBackward {
                 "embedding_bag_backward: per_sample_weights only supported for "
                 "mode='sum'");
     const Tensor idx = indices.to(at::kLong);
-    const at::ScalarType acc = accumulateType(grad);
+    const at::ScalarType acc = at::toOpMathType(grad.scalar_type());
     Tensor dot =
         (grad.to(acc).index_select(0, offset2bag) * weight.index_select(0, idx).to(acc)).sum(1);
     const Tensor keep = kept(idx, padding_idx);

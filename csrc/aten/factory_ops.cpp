@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
@@ -81,17 +82,9 @@ struct LinspaceOut {
     if (steps == 1) return out.fill_(start);
     const bool integer = c10::isIntegralType(out.scalar_type(), false);
     const at::ScalarType compute = integer ? at::kDouble : out.scalar_type();
-    // A value as the compute dtype holds it (double rounds to float first, as c10 does).
-    const auto held = [compute](double v) -> double {
-      switch (compute) {
-        case at::kFloat: return static_cast<float>(v);
-        case at::kHalf: return static_cast<float>(c10::Half(static_cast<float>(v)));
-        case at::kBFloat16: return static_cast<float>(c10::BFloat16(static_cast<float>(v)));
-        default: return v;
-      }
-    };
-    const double a = integer ? static_cast<double>(start.toLong()) : held(start.toDouble());
-    const double b = integer ? static_cast<double>(end.toLong()) : held(end.toDouble());
+    const auto held = [compute](double v) { return heldAs(v, compute); };
+    const double a = integer ? static_cast<double>(start.toLong()) : heldAs(start, compute);
+    const double b = integer ? static_cast<double>(end.toLong()) : heldAs(end, compute);
     const double step = held(held(b - a) / held(static_cast<double>(steps - 1)));
     const at::TensorOptions opts = out.options().dtype(compute);
     const at::Tensor up = at::arange(steps, opts);                // i

@@ -179,8 +179,8 @@ struct Exponential {
     TORCH_CHECK(lambda > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambda);
     double eps = std::numeric_limits<float>::epsilon();
     if (self.scalar_type() == at::kDouble) eps = std::numeric_limits<double>::epsilon();
-    if (self.scalar_type() == at::kHalf) eps = 0.0009765625;   // 2^-10
-    if (self.scalar_type() == at::kBFloat16) eps = 0.0078125;  // 2^-7
+    if (self.scalar_type() == at::kHalf) eps = std::numeric_limits<c10::Half>::epsilon();
+    if (self.scalar_type() == at::kBFloat16) eps = std::numeric_limits<c10::BFloat16>::epsilon();
     kernels::RandomDesc d;
     d.elems = orderedDesc({self});
     d.kind = RandomKind::Exponential;
