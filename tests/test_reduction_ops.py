@@ -541,3 +541,87 @@ def test_split_reductions_match_cpu(shape, dim):
         assert torch.equal(xa.argmax(**kw).cpu(), x.argmax(**kw))
     assert xa.sum(**kw).double().cpu().sub(x.double().sum(**kw)).abs().max() < 1e-2
     assert_native()
+
+
+@pytest.mark.parametrize(
+    "shape,dim",
+    [
+        ((16, 70), 0),  # one chunk of rows: a single pass writes the outputs
+        ((1000, 100), 0),  # 63 chunks, the last partial; 100 columns: two host lanes groups
+        ((70000, 20), 0),  # thousands of chunks per output
+        ((4, 300, 70), 1),  # kept rows above the reduced dim
+        ((3, 50, 7, 40), (0, 1, 2)),  # several reduced dims, stepped and recomputed
+        ((257, 16), 0),  # the shortest run the column path takes
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64])
+def test_column_reductions_match_cpu(shape, dim, dtype):
+    # Adjacent outputs over strided reduced elements (reduce.h's column path): partials per
+    # chunk of rows, merged in order; ties keep the lowest index.
+    x = inputs(dtype, shape)
+    xa = x.to("accel")
+    ops = [("sum", lambda t: t.sum(dim)), ("amax", lambda t: t.amax(dim))]
+    if dtype.is_floating_point:
+        ops += [
+            ("mean", lambda t: t.mean(dim)),
+            ("var", lambda t: t.var(dim)),
+            ("norm", lambda t: torch.linalg.vector_norm(t, dim=dim)),
+        ]
+    for name, fn in ops:
+        atol, rtol = TOL.get(dtype, (0, 0))
+        torch.testing.assert_close(fn(xa).cpu(), fn(x), atol=4 * atol, rtol=4 * rtol, msg=name)
+    if isinstance(dim, int):
+        # Integer inputs in [-5, 5] have many ties per column: the first index wins, as on CPU.
+        assert torch.equal(xa.argmax(dim).cpu(), x.argmax(dim))
+        assert torch.equal(xa.argmin(dim).cpu(), x.argmin(dim))
+    assert_native()
+
+
+def test_long_column_sums_as_accurate_as_cpu():
+    # 2^16 rows per column, in chunks merged pairwise: within a few times CPU's error
+    # against float64, like the row path.
+    x = torch.rand(1 << 16, 64)
+    exact = x.double().sum(0)
+    err_cpu = (x.sum(0).double() - exact).abs().max().item()
+    err_accel = (x.to("accel").sum(0).cpu().double() - exact).abs().max().item()
+    assert err_accel <= 10 * err_cpu, (err_accel, err_cpu)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("rows,cols", [(1000, 100), (128, 64), (3, 2500), (0, 8)])
+def test_layer_norm_weight_and_bias_grads_over_many_rows(dtype, rows, cols):
+    # dweight/dbias as a two-pass column sum (norm.h): chunks of rows, columns not a
+    # multiple of the host's 64 lanes; no rows gives zeros. Against float64 on the same
+    # inputs: at least as close as CPU (whose bfloat16 sums drift by ~2.7 at 1000 rows, where
+    # the float partials here stay within ~0.2).
+    x = torch.randn(rows, cols).to(dtype)
+    w = torch.randn(cols).to(dtype)
+    b = torch.randn(cols).to(dtype)
+    g = torch.randn(rows, cols).to(dtype)
+    grads = {}
+    for dev, cast in (("cpu", dtype), ("accel", dtype), ("cpu", torch.float64)):
+        leaves = [t.detach().to(dev, cast).requires_grad_() for t in (x, w, b)]
+        F.layer_norm(leaves[0], (cols,), leaves[1], leaves[2]).backward(g.to(dev, cast))
+        grads[dev, cast] = [t.grad.cpu() for t in leaves]
+    ulp = {torch.bfloat16: 2**-8, torch.float32: 2**-23, torch.float64: 2**-52}[dtype]
+    acc_eps = 2**-52 if dtype == torch.float64 else 2**-23  # the accumulation's (OpMath)
+    xd, gd = x.double(), g.double().abs()
+    xhat = (xd - xd.mean(1, keepdim=True)) * (
+        xd.var(1, unbiased=False, keepdim=True) + 1e-5
+    ).rsqrt()
+    # A sum's rounding grows with the sum of its terms' magnitudes; dx's rows are short.
+    magnitude = [torch.zeros(()), (gd * xhat.abs()).sum(0), gd.sum(0)]
+    for got, cpu, exact, mag in zip(
+        grads["accel", dtype], grads["cpu", dtype], grads["cpu", torch.float64], magnitude
+    ):
+        assert got.dtype == dtype
+        if exact.numel() == 0:
+            continue
+        err_accel = (got.double() - exact).abs().max().item()
+        err_cpu = (cpu.double() - exact).abs().max().item()
+        bound = 4 * ulp * max(1.0, exact.abs().max().item()) + 4 * acc_eps * mag.max().item()
+        assert err_accel <= max(1.5 * err_cpu, bound), (err_accel, err_cpu, bound)
+    if rows == 0:
+        assert torch.equal(grads["accel", dtype][1], torch.zeros(cols, dtype=dtype))
+    assert_native()

@@ -114,6 +114,14 @@ struct LayerNormBackward {
     d.dtype = toKernelDType(x.scalar_type());
     d.rows = M;
     d.cols = N;
+    // The weight and bias gradients' partials, freed in stream order after the launch.
+    Tensor scratch;
+    if (dw.defined() || db.defined()) {
+      if (const int64_t bytes = kernels::layerNormParamScratchBytes(M, N, d.dtype)) {
+        scratch = at::empty({bytes}, x.options().dtype(at::kByte));
+        d.scratch = static_cast<char*>(scratch.data_ptr());
+      }
+    }
     const int device = input.device().index();
     ACCEL_RT_CHECK(kernels::normTable().layer_norm_backward(d, currentRuntimeStream(device)),
                    device);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kernels/dtype.h"
+#include "kernels/reduce.h"
 #include "kernels/reduce_math.h"
 
 namespace accel::kernels {
@@ -41,6 +42,7 @@ struct LayerNormDesc {
   DType dtype = DType::Float;
   int64_t rows = 0, cols = 0;
   double eps = 1e-5;
+  char* scratch = nullptr;  // backward's dweight/dbias partials: layerNormParamScratchBytes
 };
 
 struct NormTable {
@@ -167,19 +169,92 @@ ACCEL_HD inline void layerNormGradWrite(const T* dy, const T* x, const T* w, T* 
     dx[j] = castTo<T>(rstd * castTo<A>(dy[j]) * weightAt<T>(w, j) + b * castTo<A>(x[j]) + c);
 }
 
-// Column j of dweight (sum over rows of dy * (x - mean) * rstd) and dbias (sum of dy).
-template <class T, class A = OpMath<T>>
-ACCEL_HD inline void layerNormParamGrad(const LayerNormDesc& d, int64_t j, A& dw, A& dbias) {
-  const T* dy = reinterpret_cast<const T*>(d.dy);
-  const T* x = reinterpret_cast<const T*>(d.x);
-  const A* mean = reinterpret_cast<const A*>(d.mean);
-  const A* rstd = reinterpret_cast<const A*>(d.rstd);
-  dw = dbias = A(0);
-  for (int64_t i = 0; i < d.rows; ++i) {
-    const A g = castTo<A>(dy[i * d.cols + j]);
-    dw += g * (castTo<A>(x[i * d.cols + j]) - mean[i]) * rstd[i];
-    dbias += g;
+// --- The weight and bias gradients, written once -----------------------------------------
+// Column sums over the rows of dy * (x - mean) * rstd (dweight) and dy (dbias), in two passes
+// as column reductions run (reduce.h): worker t sums the rows of chunk
+// t / groups for `Lanes` adjacent columns (CUDA: one per thread, coalesced; host: a dense
+// run), then the merge passes of reduce.h combine each column's partials pairwise in order. A
+// thread per column over all rows would leave an H200 nearly idle at a model's widths.
+
+// The scratch of the partials, [chunks, 2 * cols] (each chunk's dweight then dbias) and the
+// merge passes' (reduce.h), in OpMath.
+inline int64_t layerNormParamScratchBytes(int64_t rows, int64_t cols, DType dtype) {
+  const int64_t chunks = planColumns(cols, cols, rows, 1).chunks;
+  return columnScratchElements(2 * cols, chunks) * (dtype == DType::Double ? 8 : 4);
+}
+
+template <class T, int Lanes>
+struct LayerNormParamChunkOp {
+  static constexpr int64_t kTaskElements = kCascade * Lanes;  // at most; the host's task grain
+  LayerNormDesc d;
+  ColumnPlan p;
+  ACCEL_HD bool operator()(int64_t t) const {
+    using A = OpMath<T>;
+    const int64_t g = t % p.groups, c = t / p.groups, j0 = g * Lanes;
+    const int lanes = d.cols - j0 < Lanes ? static_cast<int>(d.cols - j0) : Lanes;
+    const T* dy = reinterpret_cast<const T*>(d.dy);
+    const T* x = reinterpret_cast<const T*>(d.x);
+    const A* mean = reinterpret_cast<const A*>(d.mean);
+    const A* rstd = reinterpret_cast<const A*>(d.rstd);
+    A dw[Lanes], db[Lanes];
+    for (int l = 0; l < lanes; ++l) dw[l] = db[l] = A(0);
+    const int64_t end = (c + 1) * p.rows < d.rows ? (c + 1) * p.rows : d.rows;
+    for (int64_t i = c * p.rows; i < end; ++i) {
+      const T* dyr = dy + i * d.cols + j0;
+      const T* xr = x + i * d.cols + j0;
+      const A m = mean[i], r = rstd[i];
+      for (int l = 0; l < lanes; ++l) {
+        const A gv = castTo<A>(dyr[l]);
+        dw[l] += gv * (castTo<A>(xr[l]) - m) * r;
+        db[l] += gv;
+      }
+    }
+    for (int l = 0; l < lanes; ++l) {
+      if (p.chunks > 1) {
+        A* partial = reinterpret_cast<A*>(d.scratch) + c * 2 * d.cols;
+        partial[j0 + l] = dw[l];
+        partial[d.cols + j0 + l] = db[l];
+      } else {
+        if (d.dweight) reinterpret_cast<T*>(d.dweight)[j0 + l] = castTo<T>(dw[l]);
+        if (d.dbias) reinterpret_cast<T*>(d.dbias)[j0 + l] = castTo<T>(db[l]);
+      }
+    }
+    return true;
   }
+};
+
+// Stores merged output o of [dweight, dbias].
+template <class T>
+struct LayerNormParamSink {
+  LayerNormDesc d;
+  ACCEL_HD void operator()(int64_t o, OpMath<T> v) const {
+    char* out = o < d.cols ? d.dweight : d.dbias;
+    if (out) reinterpret_cast<T*>(out)[o < d.cols ? o : o - d.cols] = castTo<T>(v);
+  }
+};
+
+// dweight and dbias (whichever is set) on either driver; d.scratch holds
+// layerNormParamScratchBytes.
+template <class Exec>
+rt::Error launchLayerNormParamGrad(const LayerNormDesc& d, rt::Stream stream) {
+  if (!d.dweight && !d.dbias) return rt::Error::Success;
+  constexpr int kLanes = Exec::kColumnLanes;
+  const ColumnPlan p = planColumns(d.cols, d.cols, d.rows, kLanes);
+  if (p.chunks > 1 && d.scratch == nullptr) return rt::Error::InvalidValue;
+  return dispatchDType(d.dtype, [&](auto tag) -> rt::Error {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    if constexpr (isFloating<T>) {
+      if (rt::Error e =
+              Exec::forEach(p.workers, false, LayerNormParamChunkOp<T, kLanes>{d, p}, stream);
+          e != rt::Error::Success || p.chunks == 1)
+        return e;
+      return mergeColumnPartials<Exec>(SumReducer<A, A>{A(1)}, LayerNormParamSink<T>{d},
+                                       reinterpret_cast<A*>(d.scratch), 2 * d.cols, p.chunks,
+                                       stream);
+    }
+    return rt::Error::NotSupported;
+  });
 }
 
 }  // namespace accel::kernels

@@ -374,6 +374,190 @@ rt::Error dispatchReducer(ReduceOp op, const ReduceDesc& d, const ReduceParams& 
   });
 }
 
+// --- Column reductions, written once ---------------------------------------------------------
+// Adjacent outputs that read adjacent input elements while their reduced elements lie further
+// apart: sum(0) of a matrix, bias gradients, sums over the middle of [B, T, C]. A worker per
+// output would read with large strides (uncoalesced on CUDA, a cache line per element on the
+// host). Here a worker reduces `rows` consecutive reduced elements (a chunk) of `Lanes`
+// adjacent outputs, outputs fastest across workers, so neighbouring workers read neighbouring
+// addresses: CUDA runs one output per thread (coalesced), the host a dense run of outputs per
+// task (Exec::kColumnLanes). A second pass merges each output's chunk partials pairwise in
+// order. The chunk length depends on the shape alone, so both drivers add the same numbers in
+// the same order: 16 to kCascade rows, enough chunks for kColumnWorkers workers.
+constexpr int64_t kColumnMinChunk = 16;
+constexpr int64_t kColumnWorkers = int64_t{1} << 18;  // an H200 holds 132 * 2048 threads
+// Fewer adjacent outputs than this leave a CUDA warp's reads scattered: the row plan is better.
+constexpr int64_t kColumnMinRun = 16;
+
+struct ColumnPlan {
+  int64_t rows = 1;     // reduced elements per chunk
+  int64_t chunks = 1;   // per output
+  int64_t groups = 0;   // runs of at most `lanes` adjacent outputs (within a kept row)
+  int64_t workers = 0;  // pass 1: chunks * groups
+};
+
+ACCEL_HD inline ColumnPlan planColumns(int64_t out_numel, int64_t run, int64_t red_numel,
+                                       int64_t lanes) {
+  ColumnPlan p;
+  const int64_t want = out_numel > 0 ? (kColumnWorkers + out_numel - 1) / out_numel : 1;
+  p.rows = kCascade;  // the longest run added in sequence (reduce.h's accuracy rule)
+  while (p.rows > kColumnMinChunk && (red_numel + p.rows - 1) / p.rows < want) p.rows /= 2;
+  p.chunks = red_numel > p.rows ? (red_numel + p.rows - 1) / p.rows : 1;
+  p.groups = run > 0 ? (out_numel / run) * ((run + lanes - 1) / lanes) : 0;
+  p.workers = p.chunks * p.groups;
+  return p;
+}
+
+// Pass 2 and on: each output's partials (partial c of output o at in[c * outputs + o], `count`
+// of them) merge pairwise in order, kColumnFanIn at a time, into out[k * outputs + o], until one
+// run covers them all and sink(o, result) stores it. A pass per factor of kColumnFanIn keeps
+// thousands of workers busy where a worker per output would read hundreds of partials in turn.
+constexpr int64_t kColumnFanIn = 16;
+
+inline int64_t columnRuns(int64_t count) { return (count + kColumnFanIn - 1) / kColumnFanIn; }
+
+// Scratch elements for `chunks` partials of each of `outputs` outputs: theirs and the next
+// pass's (later passes reuse the two halves in turn).
+inline int64_t columnScratchElements(int64_t outputs, int64_t chunks) {
+  return chunks > 1 ? (chunks + columnRuns(chunks)) * outputs : 0;
+}
+
+// Whether d, over elements of `elem` bytes, is a column reduction: its innermost kept dim is
+// dense in the input, at least kColumnMinRun long, and no reduced dim steps inside that run.
+inline bool isColumnReduce(const ReduceDesc& d, int64_t elem) {
+  if (d.out_ndim == 0 || d.red_ndim == 0 || d.in_out_strides[0] != elem ||
+      d.out_sizes[0] < kColumnMinRun || d.red_numel < 2)
+    return false;
+  const int64_t run = d.out_sizes[0] * elem;
+  for (int k = 0; k < d.red_ndim; ++k) {
+    const int64_t s = d.in_red_strides[k] < 0 ? -d.in_red_strides[k] : d.in_red_strides[k];
+    if (d.red_sizes[k] > 1 && s < run) return false;
+  }
+  return true;
+}
+
+// Bytes of workspace the column path needs: a partial per (chunk, output) when it splits.
+template <class R>
+int64_t columnWorkspaceBytes(const ReduceDesc& d, const R&) {
+  const ColumnPlan p = planColumns(d.out_numel, 1, d.red_numel, 1);
+  return columnScratchElements(d.out_numel, p.chunks) * int64_t(sizeof(typename R::acc_t));
+}
+
+// Whether reduce() takes the column path: a column reduction with the workspace its partials
+// need (a caller that gave none gets the row plan: right, only slower).
+inline bool takesColumnPath(const ReduceDesc& d, int64_t elem) {
+  return isColumnReduce(d, elem) &&
+         (d.workspace != nullptr || planColumns(d.out_numel, 1, d.red_numel, 1).chunks == 1);
+}
+
+// Pass 1: worker t reduces chunk t / groups of the outputs of group t % groups, in index order,
+// and writes them (one chunk) or their partials (partial[chunk * out_numel + output]).
+template <class In, class R, int Lanes>
+struct ColumnChunkOp {
+  static constexpr int64_t kTaskElements = kCascade * Lanes;  // at most; the host's task grain
+  ReduceDesc d;
+  R r;
+  ColumnPlan p;
+  ACCEL_HD bool operator()(int64_t t) const {
+    using A = typename R::acc_t;
+    const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;
+    const int64_t g = t % p.groups, c = t / p.groups;
+    const int64_t first = (g % per_row) * Lanes;
+    const int64_t o = (g / per_row) * run + first;
+    const int lanes = run - first < Lanes ? static_cast<int>(run - first) : Lanes;
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    const int64_t begin = c * p.rows;
+    const int64_t end = begin + p.rows < d.red_numel ? begin + p.rows : d.red_numel;
+    const int64_t inner = d.red_sizes[0], step = d.in_red_strides[0];
+    A acc[Lanes];
+    for (int l = 0; l < lanes; ++l) acc[l] = r.identity();
+    for (int64_t j = begin; j < end;) {
+      // A run along the innermost reduced dim, stepped rather than recomputed.
+      const In* at = reinterpret_cast<const In*>(d.in + base + redOffset(d, j));
+      const int64_t run_end = j + (inner - j % inner) < end ? j + (inner - j % inner) : end;
+      for (; j < run_end;
+           ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
+        for (int l = 0; l < lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
+    }
+    for (int l = 0; l < lanes; ++l) {
+      if (p.chunks == 1) {
+        const int64_t lane_off[2] = {off[0] + l * d.out_strides[0][0],
+                                     off[1] + l * d.out_strides[1][0]};
+        r.write(acc[l], d, lane_off);
+      } else {
+        reinterpret_cast<A*>(d.workspace)[c * d.out_numel + o + l] = acc[l];
+      }
+    }
+    return true;
+  }
+};
+
+template <class R, class Sink>
+struct ColumnMergeOp {
+  using A = typename R::acc_t;
+  R r;
+  Sink sink;
+  const A* in;
+  A* out;
+  int64_t outputs, count;
+  ACCEL_HD bool operator()(int64_t t) const {
+    const int64_t o = t % outputs, k = t / outputs;
+    const int64_t end = (k + 1) * kColumnFanIn < count ? (k + 1) * kColumnFanIn : count;
+    Pairwise<R> acc;
+    for (int64_t c = k * kColumnFanIn; c < end; ++c) acc.push(r, in[c * outputs + o]);
+    if (count <= kColumnFanIn) {
+      sink(o, acc.result(r));
+    } else {
+      out[k * outputs + o] = acc.result(r);
+    }
+    return true;
+  }
+};
+
+template <class Exec, class R, class Sink>
+rt::Error mergeColumnPartials(const R& r, const Sink& sink, typename R::acc_t* scratch,
+                              int64_t outputs, int64_t chunks, rt::Stream stream) {
+  typename R::acc_t *src = scratch, *dst = scratch + chunks * outputs;
+  for (int64_t count = chunks;; count = columnRuns(count)) {
+    const int64_t runs = columnRuns(count);
+    if (rt::Error e =
+            Exec::forEach(runs * outputs, false,
+                          ColumnMergeOp<R, Sink>{r, sink, src, dst, outputs, count}, stream);
+        e != rt::Error::Success || runs == 1)
+      return e;
+    auto* next = src;
+    src = dst;
+    dst = next;
+  }
+}
+
+// Stores output o of a reduction.
+template <class R>
+struct ReduceSink {
+  ReduceDesc d;
+  R r;
+  ACCEL_HD void operator()(int64_t o, typename R::acc_t a) const {
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    r.write(a, d, off);
+  }
+};
+
+// A column reduction (takesColumnPath) on either driver; d.workspace holds
+// columnWorkspaceBytes.
+template <class Exec, class In, class R>
+rt::Error launchColumnReduce(const ReduceDesc& d, const R& r, rt::Stream stream) {
+  constexpr int kLanes = Exec::kColumnLanes;
+  const ColumnPlan p = planColumns(d.out_numel, d.out_sizes[0], d.red_numel, kLanes);
+  if (rt::Error e = Exec::forEach(p.workers, false, ColumnChunkOp<In, R, kLanes>{d, r, p}, stream);
+      e != rt::Error::Success || p.chunks == 1)
+    return e;
+  return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r},
+                                   reinterpret_cast<typename R::acc_t*>(d.workspace), d.out_numel,
+                                   p.chunks, stream);
+}
+
 inline rt::Error validateReduce(const ReduceDesc& d) {
   if (d.out_ndim < 0 || d.out_ndim > kMaxDims || d.red_ndim < 0 || d.red_ndim > kMaxDims ||
       d.out_numel < 0 || d.red_numel < 0 || !isSupported(d.in_dtype) ||

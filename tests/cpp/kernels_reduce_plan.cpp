@@ -1,14 +1,16 @@
-// planReduce (kernels/reduce.h), the launch plan both drivers use for reductions: pure, so
-// the CUDA plan is tested on any machine with an H200's numbers (132 SMs, CUDA's chunk floor).
+// planReduce and planColumns (kernels/reduce.h), the launch plans both drivers use for
+// reductions: pure, so the CUDA plan is tested on any machine with an H200's numbers (132 SMs,
+// CUDA's chunk floor).
 #include <gtest/gtest.h>
 
+#include "kernels/cuda/geometry.h"
 #include "kernels/reduce.h"
 
 namespace accel::kernels {
 namespace {
 
 constexpr int64_t kH200Sms = 132;
-constexpr int64_t kCudaMinChunk = 16 * 256;  // cuda/reduce.cu: 16 elements per thread
+constexpr int64_t kCudaMinChunk = cuda::kReduceMinChunk;
 
 void expectCovers(const ReducePlan& p, int64_t out_numel, int64_t red_numel) {
   EXPECT_EQ(p.workers, out_numel * p.splits);
@@ -43,6 +45,59 @@ TEST(ReducePlan, ChunksNeverFallBelowTheFloor) {
   const ReducePlan empty = planReduce(1, 0, kH200Sms, kCudaMinChunk);
   EXPECT_EQ(empty.splits, 1);
   EXPECT_EQ(empty.workers, 1);
+}
+
+// Column reductions (sum(0), bias gradients): one output per CUDA thread, a chunk of rows
+// each, so adjacent threads read adjacent addresses and the grid fills the machine.
+TEST(ColumnPlan, BiasGradientsFillAnH200) {
+  const ColumnPlan big = planColumns(4096, 4096, 65536, /*lanes=*/1);
+  EXPECT_EQ(big.rows, kCascade);  // enough workers already: the longest chunks
+  EXPECT_EQ(big.chunks, 65536 / kCascade);
+  EXPECT_EQ(big.workers, big.chunks * 4096);
+  EXPECT_GE(big.workers, 4 * kH200Sms * 256);  // >= 4 full blocks of threads per SM
+  // A LoRA step's [4096 tokens, 768]: shorter chunks, so every SM still gets 4 blocks.
+  const ColumnPlan lora = planColumns(768, 768, 4096, 1);
+  EXPECT_EQ(lora.rows, kColumnMinChunk);
+  EXPECT_GE(lora.workers, 4 * kH200Sms * 256);
+  EXPECT_GE(lora.rows * lora.chunks, 4096);
+}
+
+TEST(ColumnPlan, GroupsAndChunksCoverEveryElementOnce) {
+  // 100 columns in lanes of 64 (the host): two groups per kept row, the second of 36.
+  const ColumnPlan p = planColumns(3 * 100, 100, 1000, 64);
+  EXPECT_EQ(p.groups, 3 * 2);
+  EXPECT_EQ(p.rows, kColumnMinChunk);
+  EXPECT_EQ(p.chunks, 63);  // 62 full chunks and one of 8 rows
+  EXPECT_EQ(p.workers, 63 * 6);
+  for (int64_t red : {int64_t{1}, int64_t{17}, int64_t{255}, int64_t{257}, int64_t{100003}}) {
+    const ColumnPlan q = planColumns(64, 64, red, 1);
+    EXPECT_GE(q.rows * q.chunks, red) << red;
+    EXPECT_LT((q.chunks - 1) * q.rows, red) << red;  // no empty chunk
+    EXPECT_LE(q.rows, kCascade) << red;
+  }
+  EXPECT_EQ(planColumns(70, 70, kColumnMinChunk, 1).chunks, 1);  // a single pass writes
+}
+
+TEST(ColumnPlan, OnlyDenseRunsOfOutputsTakeIt) {
+  ReduceDesc d;
+  d.out_ndim = 1;
+  d.out_sizes[0] = 4096;
+  d.in_out_strides[0] = 4;  // float columns, adjacent
+  d.red_ndim = 1;
+  d.red_sizes[0] = 8192;
+  d.in_red_strides[0] = 4096 * 4;
+  d.red_numel = 8192;
+  d.out_numel = 4096;
+  EXPECT_TRUE(isColumnReduce(d, 4));   // sum(0) of [8192, 4096]
+  EXPECT_FALSE(isColumnReduce(d, 2));  // the same strides are not dense for 2-byte elements
+  d.in_red_strides[0] = 0;             // an expanded input: the reduced dim steps inside the run
+  EXPECT_FALSE(isColumnReduce(d, 4));
+  d.in_red_strides[0] = 4096 * 4;
+  d.in_out_strides[0] = 8192 * 4;  // sum(1): the kept dim is the strided one
+  EXPECT_FALSE(isColumnReduce(d, 4));
+  d.in_out_strides[0] = 4;
+  d.out_sizes[0] = d.out_numel = kColumnMinRun - 1;  // too few adjacent outputs for a warp
+  EXPECT_FALSE(isColumnReduce(d, 4));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //                                      one thread per i; accumulations use atomics
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,15 +14,12 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cuda/geometry.h"
 #include "runtime/cuda/cuda_error.h"
 #include "runtime/cuda/cuda_stream.h"
 #include "kernels/elementwise.h"
 
 namespace accel::kernels::cuda {
-
-constexpr int kThreads = 256;
-// Enough blocks to fill any current GPU; the grid-stride loop covers the rest.
-constexpr int64_t kMaxBlocks = 1 << 16;
 
 template <class F, class Out, class... In>
 __global__ void denseKernel(int64_t n, F f, Out* out, const In*... in) {
@@ -40,7 +39,8 @@ __global__ void stridedKernel(ElementwiseDesc d, F f) {
   }
 }
 
-// Read-modify-write of 1- and 2-byte types through a compare-and-swap of their aligned word.
+// Read-modify-write of 1- and 2-byte types without a native atomicAdd (bool, int8, uint8,
+// int16), through a compare-and-swap of their aligned word.
 template <class T>
 __device__ void casAccumulate(T* p, OpMath<T> v) {
   const auto addr = reinterpret_cast<uintptr_t>(p);
@@ -67,6 +67,11 @@ struct AtomicAccumulate {
     } else if constexpr (std::is_same_v<T, int64_t>) {
       // Two's complement: unsigned addition wraps exactly like signed.
       atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+    } else if constexpr (std::is_same_v<T, c10::Half>) {
+      // Native on sm_70+. The value is rounded to half first, as torch.cuda's gpuAtomicAdd does.
+      atomicAdd(reinterpret_cast<__half*>(p), __float2half_rn(v));
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16_rn(v));  // native on sm_80+
     } else {
       casAccumulate(p, v);
     }
@@ -93,14 +98,15 @@ inline rt::Error launchOn(rt::Stream stream, cudaStream_t* native) {
 
 struct Executor {
   using Accumulate = AtomicAccumulate;
+  // One output per thread of a column reduction (reduce.h): a warp reads adjacent addresses.
+  static constexpr int kColumnLanes = 1;
 
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
     if (d.numel == 0) return rt::Error::Success;
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
-    const auto blocks =
-        static_cast<unsigned>(std::min<int64_t>((d.numel + kThreads - 1) / kThreads, kMaxBlocks));
+    const auto blocks = static_cast<unsigned>(threadGrid(d.numel));
     constexpr bool typed = !std::is_same_v<Out, AnyDType> && (!std::is_same_v<In, AnyDType> && ...);
     if constexpr (typed) {
       if (isContiguous(d)) {
@@ -117,8 +123,7 @@ struct Executor {
     if (n == 0) return rt::Error::Success;
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
-    const auto blocks =
-        static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
+    const auto blocks = static_cast<unsigned>(threadGrid(n));
     forEachKernel<<<blocks, kThreads, 0, native>>>(n, f);
     return rt::cuda::checkLaunch("forEachKernel");
   }

@@ -26,8 +26,7 @@ struct Im2colExecutor : Executor {
     if (n == 0) return rt::Error::Success;
     cudaStream_t native = nullptr;
     if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
-    const auto blocks =
-        static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
+    const auto blocks = static_cast<unsigned>(threadGrid(n));
     rowsKernel<<<blocks, kThreads, 0, native>>>(rows, width, f);
     return rt::cuda::checkLaunch("rowsKernel");
   }

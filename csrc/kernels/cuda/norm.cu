@@ -1,6 +1,6 @@
 // CUDA build of the normalization family: a thread block per line (softmax) or row (layer
 // norm), merging per-thread partials with warp shuffles; layer norm's weight and bias
-// gradients take a thread per column.
+// gradients as norm.h writes them.
 #include <algorithm>
 #include <type_traits>
 
@@ -104,18 +104,6 @@ __global__ void layerNormGradInputKernel(LayerNormDesc d) {
   }
 }
 
-template <class T>
-__global__ void layerNormGradParamKernel(LayerNormDesc d) {
-  using A = OpMath<T>;
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < d.cols;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    A dw, db;
-    layerNormParamGrad<T>(d, j, dw, db);
-    if (d.dweight) reinterpret_cast<T*>(d.dweight)[j] = castTo<T>(dw);
-    if (d.dbias) reinterpret_cast<T*>(d.dbias)[j] = castTo<T>(db);
-  }
-}
-
 // Runs launch(TypeTag<T>{}, native stream) for a floating dtype.
 template <class F>
 rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
@@ -131,9 +119,7 @@ rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
   });
 }
 
-unsigned gridFor(int64_t blocks) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxBlocks)));
-}
+unsigned gridFor(int64_t blocks) { return static_cast<unsigned>(blockGrid(blocks)); }
 
 }  // namespace
 
@@ -162,14 +148,17 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
 }
 
 rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
-  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if (d.dx && d.rows > 0)
-      layerNormGradInputKernel<T><<<gridFor(d.rows), kThreads, 0, native>>>(d);
-    if ((d.dweight || d.dbias) && d.cols > 0)
-      layerNormGradParamKernel<T>
-          <<<gridFor((d.cols + kThreads - 1) / kThreads), kThreads, 0, native>>>(d);
-  });
+  if (d.dx && d.rows > 0) {
+    if (rt::Error e = launchFloating(d.dtype, stream,
+                                     [&](auto tag, cudaStream_t native) {
+                                       using T = typename std::decay_t<decltype(tag)>::type;
+                                       layerNormGradInputKernel<T>
+                                           <<<gridFor(d.rows), kThreads, 0, native>>>(d);
+                                     });
+        e != rt::Error::Success)
+      return e;
+  }
+  return launchLayerNormParamGrad<Executor>(d, stream);
 }
 
 const NormTable& normTable() {

@@ -1,6 +1,6 @@
 // CUDA build of the reduction family: planReduce's workers (reduce.h) as thread blocks, a
 // second pass combining partials when few outputs split their reduced ranges; a thread per
-// output when the reduced range is short.
+// output when the reduced range is short; column reductions as reduce.h writes them.
 #include <algorithm>
 
 #include "kernels/cuda/executor.cuh"
@@ -9,8 +9,6 @@
 
 namespace accel::kernels::cuda {
 namespace {
-
-constexpr int64_t kShortReduce = 32;
 
 // Pass 1 (planReduce): a block per worker t = (output t / splits, chunk t % splits); its
 // threads stride over the chunk, then a tree merge in shared memory. One chunk per output:
@@ -56,19 +54,33 @@ __global__ void blockPerChunk(ReduceDesc d, R r, ReducePlan plan, typename R::ac
   }
 }
 
-// Pass 2 of a split reduction: a thread per output combines its partials in order (a few
-// hundred at most: the plan makes about 4 workers per SM in all).
+// Pass 2 of a split reduction: a block per output. Its threads merge runs of consecutive
+// partials, then a tree in shared memory merges the runs in order (one thread reading a few
+// hundred partials in sequence would take tens of microseconds).
 template <class R>
 __global__ void combinePartials(ReduceDesc d, R r, ReducePlan plan,
                                 const typename R::acc_t* partial) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < d.out_numel;
-       o += step) {
-    Pairwise<R> acc;
-    for (int64_t c = 0; c < plan.splits; ++c) acc.push(r, partial[o * plan.splits + c]);
-    int64_t base, off[2];
-    outOffsets(d, o, base, off);
-    r.write(acc.result(r), d, off);
+  using A = typename R::acc_t;
+  __shared__ alignas(16) unsigned char smem[kThreads * sizeof(A)];
+  A* s = reinterpret_cast<A*>(smem);
+  const int tid = threadIdx.x;
+  const int64_t per = (plan.splits + blockDim.x - 1) / blockDim.x;
+  for (int64_t o = blockIdx.x; o < d.out_numel; o += gridDim.x) {
+    A acc = r.identity();
+    const int64_t end = (tid + 1) * per < plan.splits ? (tid + 1) * per : plan.splits;
+    for (int64_t c = tid * per; c < end; ++c) acc = r.combine(acc, partial[o * plan.splits + c]);
+    s[tid] = acc;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+      if (tid < w) s[tid] = r.combine(s[tid], s[tid + w]);
+      __syncthreads();
+    }
+    if (tid == 0) {
+      int64_t base, off[2];
+      outOffsets(d, o, base, off);
+      r.write(s[0], d, off);
+    }
+    __syncthreads();
   }
 }
 
@@ -116,21 +128,24 @@ int64_t smCount(rt::Stream stream) {
   return counts[device];
 }
 
-// The CUDA build's plan: at least 16 elements per thread of a block in each chunk.
 ReducePlan planFor(const ReduceDesc& d, rt::Stream stream) {
-  return planReduce(d.out_numel, d.red_numel, smCount(stream), 16 * kThreads);
+  return planReduce(d.out_numel, d.red_numel, smCount(stream), kReduceMinChunk);
 }
 
 }  // namespace
 
 int64_t workspaceBytes(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream stream) {
-  if (validateReduce(d) != rt::Error::Success || d.out_numel == 0 || d.red_numel <= kShortReduce)
-    return 0;
-  const ReducePlan plan = planFor(d, stream);
-  if (plan.splits == 1) return 0;
+  if (validateReduce(d) != rt::Error::Success || d.out_numel == 0) return 0;
   int64_t bytes = 0;
-  (void)dispatchReducer(op, d, params, [&](auto, auto r) {
-    bytes = plan.workers * static_cast<int64_t>(sizeof(typename decltype(r)::acc_t));
+  (void)dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    if (isColumnReduce(d, sizeof(In))) {
+      bytes = columnWorkspaceBytes(d, r);
+    } else if (d.red_numel > kShortReduce) {
+      const ReducePlan plan = planFor(d, stream);
+      if (plan.splits > 1)
+        bytes = plan.workers * static_cast<int64_t>(sizeof(typename decltype(r)::acc_t));
+    }
     return rt::Error::Success;
   });
   return bytes;
@@ -144,6 +159,7 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     using A = typename decltype(r)::acc_t;
+    if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
     if (d.red_numel <= kShortReduce) {
       threadPerOutput<In><<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r);
       return rt::cuda::checkLaunch("threadPerOutput");
@@ -157,7 +173,7 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
     blockPerChunk<In><<<blocks, kThreads, 0, native>>>(d, r, plan, partial);
     if (rt::Error e = rt::cuda::checkLaunch("blockPerChunk"); e != rt::Error::Success) return e;
     if (plan.splits == 1) return rt::Error::Success;
-    combinePartials<<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r, plan, partial);
+    combinePartials<<<blockGrid(d.out_numel), kThreads, 0, native>>>(d, r, plan, partial);
     return rt::cuda::checkLaunch("combinePartials");
   });
 }

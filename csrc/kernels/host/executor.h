@@ -183,6 +183,15 @@ struct FmaMath : std::false_type {};
 template <class F>
 struct FmaMath<F, std::void_t<decltype(F::kFmaMath)>> : std::bool_constant<F::kFmaMath> {};
 
+// An index-space functor whose tasks are heavy declares `static constexpr int64_t
+// kTaskElements` (the elements one task touches): forEach then splits it into fewer tasks per
+// chunk, so a few thousand such tasks still spread over every thread.
+template <class F, class = void>
+struct TaskElements : std::integral_constant<int64_t, 1> {};
+template <class F>
+struct TaskElements<F, std::void_t<decltype(F::kTaskElements)>>
+    : std::integral_constant<int64_t, F::kTaskElements> {};
+
 template <class F>
 bool indexRange(const F& f, int64_t begin, int64_t end) {
 #ifdef ACCEL_HOST_AVX2
@@ -203,6 +212,8 @@ struct PlainAccumulate {
 
 struct Executor {
   using Accumulate = PlainAccumulate;
+  // Adjacent outputs per task of a column reduction (reduce.h): a dense inner loop.
+  static constexpr int kColumnLanes = 64;
 
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
@@ -242,7 +253,7 @@ struct Executor {
       if (serial)
         body(0, n);
       else
-        rt::host::parallelFor(0, n, kGrain, body);
+        rt::host::parallelFor(0, n, std::max<int64_t>(1, kGrain / TaskElements<F>::value), body);
     });
   }
 };

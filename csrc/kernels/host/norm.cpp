@@ -1,9 +1,11 @@
-// Host build of the normalization family: parallel over lines (softmax) or rows (layer norm).
+// Host build of the normalization family: parallel over lines (softmax) or rows (layer norm);
+// layer norm's weight and bias gradients as norm.h writes them.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/host/executor.h"
 #include "kernels/host/lanes.h"
 #include "kernels/norm.h"
 #include "kernels/tables.h"
@@ -13,8 +15,6 @@
 
 namespace accel::kernels::host {
 namespace {
-
-constexpr int64_t kGrain = 32768;  // elements per parallel task
 
 int64_t rowGrain(int64_t row_len) {
   return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len));
@@ -243,53 +243,29 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
 
 rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
   if (d.rows == 0 && !d.dweight && !d.dbias) return rt::Error::Success;
-  return dispatchFloating(d.dtype, [&](auto tag) {
+  const rt::Error e = dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using A = OpMath<T>;
+    if (!d.dx || d.rows == 0) return rt::Error::Success;
     return rt::host::enqueue(stream, [d] {
       const T* dy = reinterpret_cast<const T*>(d.dy);
       const T* x = reinterpret_cast<const T*>(d.x);
       const T* w = reinterpret_cast<const T*>(d.weight);
       const A* mean = reinterpret_cast<const A*>(d.mean);
       const A* rstd = reinterpret_cast<const A*>(d.rstd);
-      if (d.dx) {
-        rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            const int64_t o = i * d.cols;
-            A ds, db;
-            partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
-            layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols, mean[i],
-                               rstd[i], ds, db, 0, 1);
-          }
-        });
-      }
-      if (!d.dweight && !d.dbias) return;
-      // Column sums over rows, a block of columns per task so the row loop stays dense.
-      constexpr int64_t kCols = 256;
-      rt::host::parallelFor(0, (d.cols + kCols - 1) / kCols, 1, [&](int64_t b, int64_t e) {
-        A dw[kCols], dbias[kCols];
-        for (int64_t blk = b; blk < e; ++blk) {
-          const int64_t j0 = blk * kCols, n = std::min(kCols, d.cols - j0);
-          std::fill(dw, dw + n, A(0));
-          std::fill(dbias, dbias + n, A(0));
-          for (int64_t i = 0; i < d.rows; ++i) {
-            const T* dyr = dy + i * d.cols + j0;
-            const T* xr = x + i * d.cols + j0;
-            const A m = mean[i], r = rstd[i];
-            for (int64_t j = 0; j < n; ++j) {
-              const A g = castTo<A>(dyr[j]);
-              dw[j] += g * (castTo<A>(xr[j]) - m) * r;
-              dbias[j] += g;
-            }
-          }
-          for (int64_t j = 0; j < n; ++j) {
-            if (d.dweight) reinterpret_cast<T*>(d.dweight)[j0 + j] = castTo<T>(dw[j]);
-            if (d.dbias) reinterpret_cast<T*>(d.dbias)[j0 + j] = castTo<T>(dbias[j]);
-          }
+      rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t o = i * d.cols;
+          A ds, db;
+          partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
+          layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols, mean[i],
+                             rstd[i], ds, db, 0, 1);
         }
       });
     });
   });
+  if (e != rt::Error::Success) return e;
+  return launchLayerNormParamGrad<Executor>(d, stream);
 }
 
 const NormTable& normTable() {

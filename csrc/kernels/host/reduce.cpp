@@ -1,6 +1,6 @@
 // Host build of the reduction family: parallel over outputs, or, for a few long reductions,
 // over chunks of the reduced range whose partial accumulators are then merged in order
-// (planReduce, shared with the CUDA build).
+// (planReduce, shared with the CUDA build); column reductions as reduce.h writes them.
 #include <algorithm>
 #include <vector>
 
@@ -88,12 +88,22 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   if (d.out_numel == 0) return rt::Error::Success;
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
+    if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
     return rt::host::enqueue(stream, [d, r] { reduceAll<In>(d, r); });
   });
 }
 
-// The host driver's partials need no device scratch.
-int64_t workspaceBytes(ReduceOp, const ReduceDesc&, ReduceParams, rt::Stream) { return 0; }
+// Column reductions keep their partials in the workspace, as on CUDA; reduceAll's need none.
+int64_t workspaceBytes(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stream) {
+  if (validateReduce(d) != rt::Error::Success || d.out_numel == 0) return 0;
+  int64_t bytes = 0;
+  (void)dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
+    using In = typename std::decay_t<decltype(in_tag)>::type;
+    if (isColumnReduce(d, sizeof(In))) bytes = columnWorkspaceBytes(d, r);
+    return rt::Error::Success;
+  });
+  return bytes;
+}
 
 rt::Error scan(const ScanDesc& d, rt::Stream stream) {
   if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
