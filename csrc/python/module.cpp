@@ -90,6 +90,7 @@ py::dict fallbackStatsDict() {
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
 void registerDistributed(py::module& m);      // distributed_bindings.cpp
 void registerGraphBindings(py::module& m);    // graph_bindings.cpp
+void registerLaunchPlans(py::module& m);      // launch_plans.cpp
 void registerMemorySnapshot(py::module& m);   // memory_snapshot.cpp
 void registerStorageSharing(py::module& m);   // storage_sharing.cpp
 
@@ -253,6 +254,7 @@ PYBIND11_MODULE(_C, m) {
   registerInductorSupport(m);
   registerDistributed(m);
   registerGraphBindings(m);
+  registerLaunchPlans(m);
   registerMemorySnapshot(m);
   registerStorageSharing(m);
 }
