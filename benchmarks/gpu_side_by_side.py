@@ -1,5 +1,6 @@
 """accel next to torch.cuda on the same GPU, in the same run: a bf16 GEMM (8192^3), an
-elementwise add (bandwidth), a sum (reduction), softmax and layer_norm over rows of 4096. On
+elementwise add (bandwidth), a sum (reduction), a column sum, cumsum and sort of 2^24, softmax
+and layer_norm over rows of 4096. On
 a machine with no CUDA it says so and runs a scaled-down version against the CPU instead, so
 the script is always runnable.
 
@@ -85,6 +86,27 @@ def main():
         sync_a,
         sync_r,
         nbytes=2 * 4 * n_elem,
+    )
+    rows[f"sum0_fp32_{rows_2d[0]}x{rows_2d[1]}"] = bench(
+        "sum(0)", lambda: x2a.sum(0), lambda: x2r.sum(0), sync_a, sync_r, nbytes=4 * n_elem
+    )
+    n_scan = n_elem // 16  # 2^24 on a GPU: the scan and sort issue 15 made parallel
+    rows[f"cumsum_fp32_{n_scan}"] = bench(
+        "cumsum",
+        lambda: xa[:n_scan].cumsum(0),
+        lambda: xr[:n_scan].cumsum(0),
+        sync_a,
+        sync_r,
+        nbytes=2 * 4 * n_scan,
+    )
+    rows[f"sort_fp32_{n_scan}"] = bench(
+        "sort",
+        lambda: xa[:n_scan].sort(),
+        lambda: xr[:n_scan].sort(),
+        sync_a,
+        sync_r,
+        nbytes=(4 + 8) * n_scan,
+        repeats=5,
     )
     rows[f"layer_norm_fp32_{rows_2d[0]}x{rows_2d[1]}"] = bench(
         "layer_norm",
