@@ -8,15 +8,9 @@ import pytest
 import torch
 
 import torch_accel
+from test_reduction_ops import FLOATS, TOL  # the scans' existing tests' dtypes and tolerances
 
 SPLIT = 2 * 32768  # the host driver's shortest split line (2 * kScanMinChunk)
-FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
-TOL = {
-    torch.float32: (1e-5, 1e-5),
-    torch.float64: (1e-10, 1e-10),
-    torch.bfloat16: (2e-2, 2e-2),
-    torch.float16: (2e-3, 2e-3),
-}
 
 # (shape, dim): one long line, a line one short of a split, exactly two chunks, inner > 1 with
 # a long scanned dim (dim 0 and a middle dim), several long lines along dim -1, 1-element
@@ -138,9 +132,11 @@ def test_long_float_cumsum_as_accurate_as_cpu():
     # Added in float in sequence, 2^22 values drift by ~1e3 times CPU's error.
     x = torch.rand(1 << 22)
     exact = x.double().cumsum(0)
-    err_cpu = (x.cumsum(0).double() - exact).abs().max().item()
-    err_accel = (x.to("accel").cumsum(0).cpu().double() - exact).abs().max().item()
-    assert err_accel <= 1.01 * err_cpu, (err_accel, err_cpu)
+    err = {
+        device: (x.to(device).cumsum(0).cpu().double() - exact).abs().max().item()
+        for device in ("cpu", "accel")
+    }
+    assert err["accel"] <= 1.01 * err["cpu"], err
     assert_native()
 
 

@@ -277,26 +277,46 @@ ACCEL_HD inline int64_t chunkEnd(const ScanPlan& p, int64_t numel, int64_t c) {
   return (c + 1) * p.chunk < numel ? (c + 1) * p.chunk : numel;
 }
 
-// Index bounds, pass 1: chunk c's min and max into partial[2c], partial[2c + 1].
-struct BoundsChunkOp {
+// What pass 1 of a compaction folds each chunk into: its index bounds, or its nonzero count.
+struct BoundsFold {
+  DType dtype;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  ACCEL_HD void add(const char* e) {
+    const int64_t v = loadAs<int64_t>(e, dtype);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  ACCEL_HD void store(int64_t* partial, int64_t c) const {
+    partial[2 * c] = lo;
+    partial[2 * c + 1] = hi;
+  }
+};
+
+template <class T>
+struct CountFold {
+  int64_t k = 0;
+  ACCEL_HD void add(const char* e) { k += castTo<bool>(*reinterpret_cast<const T*>(e)); }
+  ACCEL_HD void store(int64_t* partial, int64_t c) const { partial[c] = k; }
+};
+
+// Pass 1 of a compaction: chunk c folded, in row-major order, into its partial.
+template <class Fold>
+struct ChunkFoldOp {
   ElementwiseDesc d;
   ScanPlan p;
+  Fold start;
   int64_t* partial;
   int64_t elementsPerIndex() const { return p.chunk; }
   ACCEL_HD bool operator()(int64_t c) const {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c), [&](const char* e, const int64_t*) {
-      const int64_t v = loadAs<int64_t>(e, d.op[0].dtype);
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    });
-    partial[2 * c] = lo;
-    partial[2 * c + 1] = hi;
+    Fold f = start;
+    walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c),
+                 [&](const char* e, const int64_t*) { f.add(e); });
+    f.store(partial, c);
     return true;
   }
 };
 
-// Pass 2 (one task): the chunks' bounds merged.
+// Index bounds, pass 2 (one task): the chunks' bounds merged.
 struct BoundsMergeOp {
   ScanPlan p;
   const int64_t* partial;
@@ -309,23 +329,6 @@ struct BoundsMergeOp {
     }
     minmax[0] = lo;
     minmax[1] = hi;
-    return true;
-  }
-};
-
-// nonzero's count, pass 1: chunk c's nonzero elements into counts[c].
-template <class T>
-struct CountChunkOp {
-  ElementwiseDesc d;
-  ScanPlan p;
-  int64_t* counts;
-  int64_t elementsPerIndex() const { return p.chunk; }
-  ACCEL_HD bool operator()(int64_t c) const {
-    int64_t k = 0;
-    walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c), [&](const char* e, const int64_t*) {
-      k += castTo<bool>(*reinterpret_cast<const T*>(e));
-    });
-    counts[c] = k;
     return true;
   }
 };
@@ -381,7 +384,9 @@ rt::Error launchIndexBounds(const ElementwiseDesc& d, int64_t* minmax, char* wor
   const ScanPlan p = compactPlanOf<Exec>(d, stream);
   auto* partial = reinterpret_cast<int64_t*>(workspace);
   if (p.tasks > 0 && partial == nullptr) return rt::Error::InvalidValue;
-  if (rt::Error e = Exec::forEach(p.tasks, false, BoundsChunkOp{d, p, partial}, stream);
+  if (rt::Error e =
+          Exec::forEach(p.tasks, false,
+                        ChunkFoldOp<BoundsFold>{d, p, BoundsFold{d.op[0].dtype}, partial}, stream);
       e != rt::Error::Success)
     return e;
   return Exec::forEach(1, false, BoundsMergeOp{p, partial, minmax}, stream);
@@ -396,7 +401,8 @@ rt::Error launchNonzeroCount(const ElementwiseDesc& d, int64_t* count, char* wor
   if (count == nullptr || (p.tasks > 0 && counts == nullptr)) return rt::Error::InvalidValue;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (rt::Error e = Exec::forEach(p.tasks, false, CountChunkOp<T>{d, p, counts}, stream);
+    if (rt::Error e =
+            Exec::forEach(p.tasks, false, ChunkFoldOp<CountFold<T>>{d, p, {}, counts}, stream);
         e != rt::Error::Success)
       return e;
     return Exec::forEach(1, false, CountOffsetsOp{p, counts, count}, stream);

@@ -469,10 +469,12 @@ rt::Error dispatchScanner(const ScanDesc& d, F&& f) {
   });
 }
 
-// Pass 1 of a split scan: the state of task t's chunk alone, into carry[t] (the last chunk of
-// a line is not needed).
-template <class T, class S>
-struct ScanAggregateOp {
+// The chunk passes of a scan, task t over its chunk. Pass 1 (kWrite false, split scans only):
+// the chunk's own state into carry[t] (the last chunk of a line is not needed). The last pass
+// (kWrite, the only one when a task has a whole line): rescans the chunk from its carry (none
+// when carry is null) and writes.
+template <class T, class S, bool kWrite>
+struct ScanChunkOp {
   ScanDesc d;
   S s;
   ScanPlan p;
@@ -480,11 +482,16 @@ struct ScanAggregateOp {
   int64_t elementsPerIndex() const { return p.chunk; }
   ACCEL_HD bool operator()(int64_t t) const {
     const ScanTask k = scanTask(p, d.n, d.inner, t);
-    if (k.which == p.chunks - 1) return true;
+    if (!kWrite && k.which == p.chunks - 1) return true;
     const T* in = reinterpret_cast<const T*>(d.in) + k.first;
-    typename S::acc_t a = s.identity();
-    for (int64_t j = k.begin; j < k.end; ++j) a = s.step(a, in[j * d.inner], j);
-    carry[t] = a;
+    T* out = reinterpret_cast<T*>(d.out) + k.first;
+    int64_t* idx = d.indices ? d.indices + k.first : nullptr;
+    typename S::acc_t a = kWrite && carry ? carry[t] : s.identity();
+    for (int64_t j = k.begin; j < k.end; ++j) {
+      a = s.step(a, in[j * d.inner], j);
+      if constexpr (kWrite) s.store(a, out, idx, j * d.inner);
+    }
+    if constexpr (!kWrite) carry[t] = a;
     return true;
   }
 };
@@ -511,29 +518,6 @@ struct ScanCarryOp {
       *slot = run;
       run = s.combine(run, chunk);
     }
-  }
-};
-
-// The last pass (the only one when a task has a whole line): task t rescans its chunk from
-// its carry and writes.
-template <class T, class S>
-struct ScanWriteOp {
-  ScanDesc d;
-  S s;
-  ScanPlan p;
-  const typename S::acc_t* carry;  // null when chunks == 1
-  int64_t elementsPerIndex() const { return p.chunk; }
-  ACCEL_HD bool operator()(int64_t t) const {
-    const ScanTask k = scanTask(p, d.n, d.inner, t);
-    const T* in = reinterpret_cast<const T*>(d.in) + k.first;
-    T* out = reinterpret_cast<T*>(d.out) + k.first;
-    int64_t* idx = d.indices ? d.indices + k.first : nullptr;
-    typename S::acc_t a = carry ? carry[t] : s.identity();
-    for (int64_t j = k.begin; j < k.end; ++j) {
-      a = s.step(a, in[j * d.inner], j);
-      s.store(a, out, idx, j * d.inner);
-    }
-    return true;
   }
 };
 
@@ -569,7 +553,7 @@ rt::Error launchScan(const ScanDesc& d, rt::Stream stream) {
     auto* carry = p.chunks > 1 ? reinterpret_cast<typename S::acc_t*>(d.workspace) : nullptr;
     if (carry) {
       if (rt::Error e =
-              Exec::forEach(p.tasks, false, ScanAggregateOp<T, S>{d, s, p, carry}, stream);
+              Exec::forEach(p.tasks, false, ScanChunkOp<T, S, false>{d, s, p, carry}, stream);
           e != rt::Error::Success)
         return e;
       if (rt::Error e =
@@ -577,7 +561,7 @@ rt::Error launchScan(const ScanDesc& d, rt::Stream stream) {
           e != rt::Error::Success)
         return e;
     }
-    return Exec::forEach(p.tasks, false, ScanWriteOp<T, S>{d, s, p, carry}, stream);
+    return Exec::forEach(p.tasks, false, ScanChunkOp<T, S, true>{d, s, p, carry}, stream);
   });
 }
 
