@@ -110,7 +110,7 @@ struct NllLossDesc {
 // Samples per partial sum of the forward: a function of n alone, so that both drivers add the
 // same numbers in the same order.
 constexpr int64_t kNllChunk = 1024;
-inline int64_t nllChunks(int64_t n) { return (n + kNllChunk - 1) / kNllChunk; }
+ACCEL_HD inline int64_t nllChunks(int64_t n) { return (n + kNllChunk - 1) / kNllChunk; }
 inline int64_t nllScratchBytes(int64_t n) { return 2 * nllChunks(n) * int64_t(sizeof(double)); }
 
 struct ReduceTable {
