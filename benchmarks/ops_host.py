@@ -1,6 +1,7 @@
 """Native kernels vs CPU ATen on the host driver, same threads, same run (medians):
-softmax / layer_norm / rms_norm at a transformer shape and GEMM at 1024^3 and 4096x4096x1024
-(elementwise ops have benchmarks/elementwise.py). Speed = CPU time / accel time.
+softmax / layer_norm / rms_norm at a transformer shape, GEMM at 1024^3 and 4096x4096x1024, and
+the chunked scan and compaction (cumsum of 2^24 float32, nonzero of 2^24 bool); elementwise ops
+have benchmarks/elementwise.py. Speed = CPU time / accel time.
 
     python benchmarks/ops_host.py [--out DIR] [--no-gemm]
 """
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 import torch_accel
 from common import median_seconds, write_result
 
-GOALS = {"norm": 0.7, "gemm": 0.95}
+GOALS = {"norm": 0.7, "gemm": 0.95, "scan": 0.7}
 
 
 def compare(name, group, fn, make_inputs, repeats=7):
@@ -63,6 +64,13 @@ def main():
         results[f"rms_norm_{tag}"] = compare(
             f"rms_norm {tag} {rows}x{hidden}", "norm", lambda x, w: F.rms_norm(x, (hidden,), w), mat
         )
+    n = 1 << 24
+    results["cumsum_float32_2e24"] = compare(
+        "cumsum fp32 2^24", "scan", lambda x: torch.cumsum(x, 0), lambda: [torch.randn(n)]
+    )
+    results["nonzero_bool_2e24"] = compare(
+        "nonzero bool 2^24 (half set)", "scan", torch.nonzero, lambda: [torch.rand(n) > 0.5]
+    )
     for m, k, nn in () if args.no_gemm else ((1024, 1024, 1024), (4096, 1024, 4096)):
         mats = lambda: [torch.randn(m, k), torch.randn(k, nn)]  # noqa: E731
         results[f"gemm_{m}x{k}x{nn}"] = compare(

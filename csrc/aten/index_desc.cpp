@@ -81,9 +81,14 @@ kernels::ElementwiseDesc rowMajorDesc(const at::Tensor& t) {
 std::pair<int64_t, int64_t> indexRange(const at::Tensor& index) {
   at::Tensor minmax = at::empty({2}, index.options().dtype(at::kLong));
   const int device = index.device().index();
-  ACCEL_RT_CHECK(kernels::indexTable().index_bounds(rowMajorDesc(index), minmax.data_ptr<int64_t>(),
-                                                    currentRuntimeStream(device)),
-                 device);
+  const rt::Stream stream = currentRuntimeStream(device);
+  const kernels::ElementwiseDesc d = rowMajorDesc(index);
+  const at::Tensor workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
+                                         index.options().dtype(at::kByte));
+  ACCEL_RT_CHECK(
+      kernels::indexTable().index_bounds(d, minmax.data_ptr<int64_t>(),
+                                         static_cast<char*>(workspace.data_ptr()), stream),
+      device);
   at::Tensor host = minmax.cpu();
   return {host.data_ptr<int64_t>()[0], host.data_ptr<int64_t>()[1]};
 }

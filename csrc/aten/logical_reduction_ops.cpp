@@ -1,6 +1,6 @@
-// all / any and isposinf / isneginf, composed from native kernels (compare, then sum): the
-// attention math path (_safe_softmax) and masking code call them every step, so they must not
-// reach the fallback. Each is two or three launches instead of one fused kernel.
+// all / any, count_nonzero and isposinf / isneginf, composed from native kernels (compare, then
+// sum): the attention math path (_safe_softmax) and masking code call them every step, so they
+// must not reach the fallback. Each is two or three launches instead of one fused kernel.
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/ne.h>
@@ -60,6 +60,14 @@ struct OverDims {
   }
 };
 
+// count_nonzero over `dim` (all dims when empty), as CUDA computes it: (self != 0).sum(dim).
+struct CountNonzero {
+  static bool native(const at::Tensor&, at::IntArrayRef) { return true; }
+  static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dim) {
+    return countNonzero(self, dim, false);
+  }
+};
+
 // Integer and bool tensors hold no infinities.
 template <bool Negative>
 struct IsInfSigned {
@@ -82,6 +90,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Full<true>>(m, "any", nullptr, "any.all_out");
   registerForms<OverDim<true>>(m, "any.dim", nullptr, "any.out");
   registerForms<OverDims<true>>(m, "any.dims", nullptr, "any.dims_out");
+  registerNative<CountNonzero>(m, "count_nonzero.dim_IntList");
   registerForms<IsInfSigned<false>>(m, "isposinf", nullptr, "isposinf.out");
   registerForms<IsInfSigned<true>>(m, "isneginf", nullptr, "isneginf.out");
 }

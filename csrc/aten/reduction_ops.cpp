@@ -157,13 +157,15 @@ bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
 
-// sum and mean also take complex64/complex128 (into either); CPU has no complex32 sum.
+// The complex dtypes sums take: complex64/complex128; CPU has no complex32 sum.
+bool complexSummable(c10::ScalarType t) {
+  return kernelSupportsComplex(t) && t != c10::kComplexHalf;
+}
+
+// sum and mean also take complex64/complex128 (into either).
 bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  auto complex = [](c10::ScalarType t) {
-    return kernelSupportsComplex(t) && t != c10::kComplexHalf;
-  };
-  if (!complex(self.scalar_type())) return nativeInputs(self, dtype);
-  return !dtype || complex(*dtype);
+  if (!complexSummable(self.scalar_type())) return nativeInputs(self, dtype);
+  return !dtype || complexSummable(*dtype);
 }
 
 // A complex sum is a pair of real sums: the components reduce as a kept innermost dimension.
@@ -532,27 +534,42 @@ struct ForeachNorm {
 // --- scans ----------------------------------------------------------------------------------
 
 // Scans `self` along `dim` into a new contiguous tensor of dtype `out_dtype` (and, for Max and
-// Min, into `indices`, a contiguous int64 tensor of self's sizes).
+// Min, into `indices`, a contiguous int64 tensor of self's sizes). The input is cast to
+// out_dtype first, as on CPU. A complex Sum is a pair of real sums: the components scan as a
+// kept innermost dimension.
 Tensor scanInto(ScanOp op, const Tensor& self, int64_t dim, c10::ScalarType out_dtype,
                 const Tensor& indices = Tensor()) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  const Tensor in = self.contiguous();
+  Tensor in = self;
+  if (!self.is_contiguous() || self.scalar_type() != out_dtype) {  // one copy does both
+    in = at::empty(self.sizes(), self.options().dtype(out_dtype));
+    in.copy_(self);
+  }
   Tensor out = at::empty(self.sizes(), self.options().dtype(out_dtype));
   if (out.numel() == 0) return out;
+  const bool complex = at::isComplexType(out_dtype);
+  TORCH_INTERNAL_ASSERT(!complex || op == ScanOp::Sum);
   kernels::ScanDesc d;
   d.op = op;
   d.in = static_cast<const char*>(in.const_data_ptr());
-  d.in_dtype = toKernelDType(in.scalar_type());
   d.out = static_cast<char*>(out.data_ptr());
-  d.out_dtype = toKernelDType(out_dtype);
+  d.dtype = toKernelDType(complex ? c10::toRealValueType(out_dtype) : out_dtype);
   if (indices.defined()) d.indices = indices.data_ptr<int64_t>();
   if (self.dim() > 0) {
     for (int64_t k = 0; k < dim; ++k) d.outer *= self.size(k);
     d.n = self.size(dim);
     for (int64_t k = dim + 1; k < self.dim(); ++k) d.inner *= self.size(k);
   }
+  if (complex) d.inner *= 2;
   const int device = self.device().index();
-  ACCEL_RT_CHECK(kernels::reduceTable().scan(d, currentRuntimeStream(device)), device);
+  const rt::Stream stream = currentRuntimeStream(device);
+  // Scratch for a split scan's carries, freed in stream order after the launch.
+  Tensor workspace;
+  if (const int64_t bytes = kernels::reduceTable().scan_workspace_bytes(d, stream)) {
+    workspace = at::empty({bytes}, self.options().dtype(at::kByte));
+    d.workspace = static_cast<char*>(workspace.data_ptr());
+  }
+  ACCEL_RT_CHECK(kernels::reduceTable().scan(d, stream), device);
   return out;
 }
 
@@ -560,8 +577,12 @@ Tensor scanInto(ScanOp op, const Tensor& self, int64_t dim, c10::ScalarType out_
 template <ScanOp Op>
 struct Cumulative {
   static constexpr const char* kName = Op == ScanOp::Sum ? "cumsum" : "cumprod";
+  static constexpr bool kComplex = Op == ScanOp::Sum;  // cumsum of complex64 and complex128
   static bool native(const Tensor& self, int64_t, std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype);
+    if (Op == ScanOp::Prod) return nativeInputs(self, dtype);
+    // The input is cast to the result's dtype first: any pair of these goes.
+    auto takes = [](c10::ScalarType t) { return kernelSupports(t) || complexSummable(t); };
+    return takes(self.scalar_type()) && (!dtype || takes(*dtype));
   }
   static Tensor compute(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype,
                         const Output& out) {

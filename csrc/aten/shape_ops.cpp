@@ -35,12 +35,18 @@ struct Nonzero {
     SyncPointScope sync("aten::nonzero");  // the output's shape needs the count on the host
     const int device = self.device().index();
     rt::Stream stream = currentRuntimeStream(device);
+    const kernels::ElementwiseDesc d = rowMajorDesc(self);
+    // The chunks' counts, then their offsets, which the second launch writes from.
+    at::Tensor workspace;
     int64_t count = 0;
     if (self.numel() > 0) {
+      workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
+                            self.options().dtype(at::kByte));
       at::Tensor dev_count = at::empty({1}, self.options().dtype(at::kLong));
-      ACCEL_RT_CHECK(kernels::indexTable().nonzero_count(rowMajorDesc(self),
-                                                         dev_count.data_ptr<int64_t>(), stream),
-                     device);
+      ACCEL_RT_CHECK(
+          kernels::indexTable().nonzero_count(d, dev_count.data_ptr<int64_t>(),
+                                              static_cast<char*>(workspace.data_ptr()), stream),
+          device);
       count = dev_count.cpu().item<int64_t>();
     }
     at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
@@ -48,7 +54,8 @@ struct Nonzero {
     out.checkNoOverlap({self});
     if (count == 0 || self.dim() == 0) return out.finish(result);
     ACCEL_RT_CHECK(
-        kernels::indexTable().nonzero(rowMajorDesc(self), result.data_ptr<int64_t>(), stream),
+        kernels::indexTable().nonzero(d, result.data_ptr<int64_t>(),
+                                      static_cast<const char*>(workspace.data_ptr()), stream),
         device);
     return out.finish(result);
   }

@@ -4,8 +4,8 @@
 // the host and CUDA builds. Each is a functor `bool operator()(int64_t i) const` (false: element i
 // met an out-of-range index and was skipped). An executor runs it over [0, n):
 //   Exec::forEach(n, serial, f, stream)   serial = duplicates accumulate into one place
-// and supplies the reductions (minMax, countNonzero, nonzero), whose per-element reads are the
-// helpers below.
+// Index bounds and nonzero (with its count) are chunked passes over the same index space, planned
+// like a scan of one line (planCompact).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
 #include "kernels/histogram.h"
+#include "kernels/scan_plan.h"
 
 namespace accel::kernels {
 
@@ -46,14 +47,22 @@ struct IndexTable {
   // The indexed copy. `scalar` is alpha for Add and the value for Fill. Source and
   // destination have the same dtype.
   rt::Error (*index)(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream);
+  // The bytes of device workspace that index_bounds, nonzero_count and nonzero take for d
+  // on the stream's device (their chunks' partials: planCompact).
+  int64_t (*compact_workspace_bytes)(const ElementwiseDesc& d, rt::Stream stream);
   // minmax[0] = min, minmax[1] = max of the index operand d.op[0] (Int64 or Int32), written to
   // device memory; an empty index writes {INT64_MAX, INT64_MIN}.
-  rt::Error (*index_bounds)(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream);
-  // count[0] = number of nonzero elements of d.op[0] (device memory).
-  rt::Error (*nonzero_count)(const ElementwiseDesc& d, int64_t* count, rt::Stream stream);
+  rt::Error (*index_bounds)(const ElementwiseDesc& d, int64_t* minmax, char* workspace,
+                            rt::Stream stream);
+  // count[0] = number of nonzero elements of d.op[0] (device memory). Leaves in `workspace`
+  // the offsets that nonzero of the same d reads.
+  rt::Error (*nonzero_count)(const ElementwiseDesc& d, int64_t* count, char* workspace,
+                             rt::Stream stream);
   // Writes the coordinates of the nonzero elements of d.op[0] in row-major order, as rows of
-  // d.ndim int64 values. Here d's dimensions are the tensor's, OUTERMOST first (not coalesced).
-  rt::Error (*nonzero)(const ElementwiseDesc& d, int64_t* out, rt::Stream stream);
+  // d.ndim int64 values, with the workspace nonzero_count(d) filled before it on the stream.
+  // Here d's dimensions are the tensor's, OUTERMOST first (not coalesced).
+  rt::Error (*nonzero)(const ElementwiseDesc& d, int64_t* out, const char* workspace,
+                       rt::Stream stream);
   // out = in where (col - row) >= diagonal (upper, triu) or <= diagonal (lower, tril), else 0.
   // d.op[0] out, d.op[1] in, same dtype; dimension 0 is the column, 1 the row (not coalesced).
   rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream);
@@ -71,20 +80,12 @@ struct IndexTable {
   // dtype; out Float or Double, `out_dtype`). `out` holds `size` zeroed contiguous elements.
   rt::Error (*bincount)(const ElementwiseDesc& d, char* out, DType out_dtype, int64_t size,
                         rt::Stream stream);
-  // Exec: the driver's executor, with the primitives each driver still writes itself
-  // (minMax, countNonzero, nonzero).
+  // Exec: the driver's executor, with the numbers of the compactions' plan (planCompact).
   template <class Exec>
   static IndexTable make();
 };
 
 const IndexTable& indexTable();  // the build of the driver in use
-
-// Element i (TensorIterator order) of a one-operand problem, as int64.
-ACCEL_HD inline int64_t indexAt(const ElementwiseDesc& d, int64_t i) {
-  int64_t off[1];
-  offsetsOf(d, i, off);
-  return loadAs<int64_t>(d.op[0].data + off[0], d.op[0].dtype);
-}
 
 // Byte offsets of element i in the destination and the source, the indices applied.
 ACCEL_HD inline bool indexedOffsets(const IndexDesc& d, int64_t linear, int64_t& dst,
@@ -236,56 +237,197 @@ rt::Error launchArange(const ElementwiseDesc& d, Scalar start, Scalar step, rt::
   });
 }
 
-template <class Exec>
-rt::Error launchIndexBounds(const ElementwiseDesc& d, int64_t* minmax, rt::Stream stream) {
-  if (d.noperands != 1 || (d.op[0].dtype != DType::Int64 && d.op[0].dtype != DType::Int32) ||
-      minmax == nullptr)
-    return rt::Error::InvalidValue;
-  return Exec::minMax(d, minmax, stream);
+// --- index bounds and nonzero: chunked passes, a scan's plan over one line --------------------
+
+// Index bounds, nonzero and its count walk the elements in row-major order, chunk by chunk.
+ACCEL_HD inline ScanPlan planCompact(int64_t numel, int64_t units, int64_t min_chunk) {
+  return planScan(1, numel, 1, units, min_chunk);
 }
 
 template <class Exec>
-rt::Error launchNonzeroCount(const ElementwiseDesc& d, int64_t* count, rt::Stream stream) {
+ScanPlan compactPlanOf(const ElementwiseDesc& d, rt::Stream stream) {
+  return planCompact(d.numel, Exec::units(stream), Exec::kScanMinChunk);
+}
+
+// Calls f(element, coordinates) for the positions [begin, end) of an outermost-first
+// descriptor's operand 0, in row-major order, stepping the coordinates (no division per
+// element).
+template <class F>
+ACCEL_HD inline void walkRowMajor(const ElementwiseDesc& d, int64_t begin, int64_t end, F&& f) {
+  int64_t coord[kMaxDims];
+  int64_t off = 0, rest = begin;
+  for (int dim = d.ndim - 1; dim >= 0; --dim) {
+    coord[dim] = rest % d.sizes[dim];
+    rest /= d.sizes[dim];
+    off += coord[dim] * d.op[0].strides[dim];
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    f(d.op[0].data + off, coord);
+    for (int dim = d.ndim - 1; dim >= 0; --dim) {
+      off += d.op[0].strides[dim];
+      if (++coord[dim] < d.sizes[dim]) break;
+      off -= d.sizes[dim] * d.op[0].strides[dim];
+      coord[dim] = 0;
+    }
+  }
+}
+
+// Chunk c's range [begin, end) of a compaction's plan.
+ACCEL_HD inline int64_t chunkEnd(const ScanPlan& p, int64_t numel, int64_t c) {
+  return (c + 1) * p.chunk < numel ? (c + 1) * p.chunk : numel;
+}
+
+// What pass 1 of a compaction folds each chunk into: its index bounds, or its nonzero count.
+struct BoundsFold {
+  DType dtype;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  ACCEL_HD void add(const char* e) {
+    const int64_t v = loadAs<int64_t>(e, dtype);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  ACCEL_HD void store(int64_t* partial, int64_t c) const {
+    partial[2 * c] = lo;
+    partial[2 * c + 1] = hi;
+  }
+};
+
+template <class T>
+struct CountFold {
+  int64_t k = 0;
+  ACCEL_HD void add(const char* e) { k += castTo<bool>(*reinterpret_cast<const T*>(e)); }
+  ACCEL_HD void store(int64_t* partial, int64_t c) const { partial[c] = k; }
+};
+
+// Pass 1 of a compaction: chunk c folded, in row-major order, into its partial.
+template <class Fold>
+struct ChunkFoldOp {
+  ElementwiseDesc d;
+  ScanPlan p;
+  Fold start;
+  int64_t* partial;
+  int64_t elementsPerIndex() const { return p.chunk; }
+  ACCEL_HD bool operator()(int64_t c) const {
+    Fold f = start;
+    walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c),
+                 [&](const char* e, const int64_t*) { f.add(e); });
+    f.store(partial, c);
+    return true;
+  }
+};
+
+// Index bounds, pass 2 (one task): the chunks' bounds merged.
+struct BoundsMergeOp {
+  ScanPlan p;
+  const int64_t* partial;
+  int64_t* minmax;
+  ACCEL_HD bool operator()(int64_t) const {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t c = 0; c < p.tasks; ++c) {
+      lo = partial[2 * c] < lo ? partial[2 * c] : lo;
+      hi = partial[2 * c + 1] > hi ? partial[2 * c + 1] : hi;
+    }
+    minmax[0] = lo;
+    minmax[1] = hi;
+    return true;
+  }
+};
+
+// Pass 2 (one task): the counts become exclusive offsets, in chunk order; *total the sum.
+struct CountOffsetsOp {
+  ScanPlan p;
+  int64_t* counts;
+  int64_t* total;
+  ACCEL_HD bool operator()(int64_t) const {
+    int64_t run = 0;
+    for (int64_t c = 0; c < p.tasks; ++c) {
+      const int64_t k = counts[c];
+      counts[c] = run;
+      run += k;
+    }
+    *total = run;
+    return true;
+  }
+};
+
+// nonzero: chunk c writes its nonzero elements' coordinates from its offset on.
+template <class T>
+struct NonzeroChunkOp {
+  ElementwiseDesc d;
+  ScanPlan p;
+  const int64_t* offsets;
+  int64_t* out;
+  int64_t elementsPerIndex() const { return p.chunk; }
+  ACCEL_HD bool operator()(int64_t c) const {
+    int64_t* row = out + offsets[c] * d.ndim;
+    walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c), [&](const char* e, const int64_t* at) {
+      if (!castTo<bool>(*reinterpret_cast<const T*>(e))) return;
+      for (int dim = 0; dim < d.ndim; ++dim) row[dim] = at[dim];
+      row += d.ndim;
+    });
+    return true;
+  }
+};
+
+// Two int64 per chunk: bounds' (min, max); the counts use the first half.
+template <class Exec>
+int64_t compactWorkspaceBytes(const ElementwiseDesc& d, rt::Stream stream) {
+  return 2 * compactPlanOf<Exec>(d, stream).tasks * int64_t(sizeof(int64_t));
+}
+
+template <class Exec>
+rt::Error launchIndexBounds(const ElementwiseDesc& d, int64_t* minmax, char* workspace,
+                            rt::Stream stream) {
   if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
+  if ((d.op[0].dtype != DType::Int64 && d.op[0].dtype != DType::Int32) || minmax == nullptr)
+    return rt::Error::InvalidValue;
+  const ScanPlan p = compactPlanOf<Exec>(d, stream);
+  auto* partial = reinterpret_cast<int64_t*>(workspace);
+  if (p.tasks > 0 && partial == nullptr) return rt::Error::InvalidValue;
+  if (rt::Error e =
+          Exec::forEach(p.tasks, false,
+                        ChunkFoldOp<BoundsFold>{d, p, BoundsFold{d.op[0].dtype}, partial}, stream);
+      e != rt::Error::Success)
+    return e;
+  return Exec::forEach(1, false, BoundsMergeOp{p, partial, minmax}, stream);
+}
+
+template <class Exec>
+rt::Error launchNonzeroCount(const ElementwiseDesc& d, int64_t* count, char* workspace,
+                             rt::Stream stream) {
+  if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
+  const ScanPlan p = compactPlanOf<Exec>(d, stream);
+  auto* counts = reinterpret_cast<int64_t*>(workspace);
+  if (count == nullptr || (p.tasks > 0 && counts == nullptr)) return rt::Error::InvalidValue;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return Exec::template countNonzero<T>(d, count, stream);
+    if (rt::Error e =
+            Exec::forEach(p.tasks, false, ChunkFoldOp<CountFold<T>>{d, p, {}, counts}, stream);
+        e != rt::Error::Success)
+      return e;
+    return Exec::forEach(1, false, CountOffsetsOp{p, counts, count}, stream);
   });
 }
 
 template <class Exec>
-rt::Error launchNonzero(const ElementwiseDesc& d, int64_t* out, rt::Stream stream) {
+rt::Error launchNonzero(const ElementwiseDesc& d, int64_t* out, const char* workspace,
+                        rt::Stream stream) {
   if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
   if (d.numel == 0) return rt::Error::Success;
+  if (out == nullptr || workspace == nullptr) return rt::Error::InvalidValue;
+  const ScanPlan p = compactPlanOf<Exec>(d, stream);
+  const auto* offsets = reinterpret_cast<const int64_t*>(workspace);
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return Exec::template nonzero<T>(d, out, stream);
+    return Exec::forEach(p.tasks, false, NonzeroChunkOp<T>{d, p, offsets, out}, stream);
   });
-}
-
-// Row-major coordinates of the element at linear (outermost-first) position `linear`.
-ACCEL_HD inline void writeCoordinates(const ElementwiseDesc& d, int64_t linear, int64_t* row) {
-  for (int dim = d.ndim - 1; dim >= 0; --dim) {
-    row[dim] = linear % d.sizes[dim];
-    linear /= d.sizes[dim];
-  }
-}
-
-// Element at linear (outermost-first) position of an outermost-first descriptor.
-template <class T>
-ACCEL_HD inline bool nonzeroRowMajor(const ElementwiseDesc& d, int64_t linear) {
-  int64_t off = 0;
-  for (int dim = d.ndim - 1; dim >= 0; --dim) {
-    off += (linear % d.sizes[dim]) * d.op[0].strides[dim];
-    linear /= d.sizes[dim];
-  }
-  return castTo<bool>(*reinterpret_cast<const T*>(d.op[0].data + off));
 }
 
 template <class Exec>
 IndexTable IndexTable::make() {
   // The casts let nvcc resolve each function template's address.
   return {static_cast<decltype(IndexTable::index)>(&launchIndex<Exec>),
+          static_cast<decltype(IndexTable::compact_workspace_bytes)>(&compactWorkspaceBytes<Exec>),
           static_cast<decltype(IndexTable::index_bounds)>(&launchIndexBounds<Exec>),
           static_cast<decltype(IndexTable::nonzero_count)>(&launchNonzeroCount<Exec>),
           static_cast<decltype(IndexTable::nonzero)>(&launchNonzero<Exec>),

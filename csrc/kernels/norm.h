@@ -185,9 +185,9 @@ inline int64_t layerNormParamScratchBytes(int64_t rows, int64_t cols, DType dtyp
 
 template <class T, int Lanes>
 struct LayerNormParamChunkOp {
-  static constexpr int64_t kTaskElements = kCascade * Lanes;  // at most; the host's task grain
   LayerNormDesc d;
   ColumnPlan p;
+  int64_t elementsPerIndex() const { return p.rows * Lanes; }  // the host's task grain
   ACCEL_HD bool operator()(int64_t t) const {
     using A = OpMath<T>;
     const int64_t g = t % p.groups, c = t / p.groups, j0 = g * Lanes;

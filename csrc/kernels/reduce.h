@@ -1,7 +1,8 @@
 // The reduction family: reductions over any set of dimensions (sum, prod, max/min with
 // indices, var/std, vector norms), the scans (cumsum, cumprod, cummax, cummin) and nll_loss,
 // described with plain sizes and byte strides. The reducers below are written once and run by
-// host/reduce.cpp and cuda/reduce.cu, which still schedule them each their own way. A reducer R
+// host/reduce.cpp and cuda/reduce.cu, which still schedule them each their own way; the scans
+// and nll_loss are written once whole, as index-space passes (Exec::forEach). A reducer R
 // over input storage type In has an accumulator `acc_t` and:
 //   identity()          the accumulator of nothing
 //   reduce(a, v, j)     folds in element v, whose linear reduced index is j
@@ -18,6 +19,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/device_error.h"
 #include "kernels/reduce_math.h"
+#include "kernels/scan_plan.h"
 
 namespace accel::kernels {
 
@@ -66,17 +68,19 @@ enum class ScanOp : int {
   Min,   // likewise for the min
 };
 
-// Contiguous [outer, n, inner] problem along the middle dimension. Sum and Prod accumulate
-// in float/double/int64 by out_dtype; Max and Min keep in_dtype == out_dtype and write int64
-// `indices` of the same shape.
+// Contiguous [outer, n, inner] problem along the middle dimension, input and output of one
+// dtype (the aten layer casts the input first, as ATen's CPU kernel does). Max and Min also
+// write int64 `indices` of the same shape.
 struct ScanDesc {
   ScanOp op = ScanOp::Sum;
   const char* in = nullptr;
-  DType in_dtype = DType::Float;
   char* out = nullptr;
-  DType out_dtype = DType::Float;
+  DType dtype = DType::Float;
   int64_t* indices = nullptr;
   int64_t outer = 1, n = 1, inner = 1;
+  // Device scratch for the chunks' carries of a split scan (planScan), of
+  // ReduceTable::scan_workspace_bytes; null when that is 0.
+  char* workspace = nullptr;
 };
 
 enum class LossReduction : int { None = 0, Mean = 1, Sum = 2 };  // at::Reduction's values
@@ -106,7 +110,7 @@ struct NllLossDesc {
 // Samples per partial sum of the forward: a function of n alone, so that both drivers add the
 // same numbers in the same order.
 constexpr int64_t kNllChunk = 1024;
-inline int64_t nllChunks(int64_t n) { return (n + kNllChunk - 1) / kNllChunk; }
+ACCEL_HD inline int64_t nllChunks(int64_t n) { return (n + kNllChunk - 1) / kNllChunk; }
 inline int64_t nllScratchBytes(int64_t n) { return 2 * nllChunks(n) * int64_t(sizeof(double)); }
 
 struct ReduceTable {
@@ -116,6 +120,8 @@ struct ReduceTable {
                              rt::Stream stream);
   // out[.., j, ..] = the scan of in[.., 0..j, ..] (ScanDesc).
   rt::Error (*scan)(const ScanDesc& d, rt::Stream stream);
+  // The bytes of ScanDesc::workspace that scan needs for `d` on the stream's device.
+  int64_t (*scan_workspace_bytes)(const ScanDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_forward)(const NllLossDesc& d, rt::Stream stream);
   rt::Error (*nll_loss_backward)(const NllLossDesc& d, rt::Stream stream);
 };
@@ -454,10 +460,10 @@ inline bool takesColumnPath(const ReduceDesc& d, int64_t elem) {
 // and writes them (one chunk) or their partials (partial[chunk * out_numel + output]).
 template <class In, class R, int Lanes>
 struct ColumnChunkOp {
-  static constexpr int64_t kTaskElements = kCascade * Lanes;  // at most; the host's task grain
   ReduceDesc d;
   R r;
   ColumnPlan p;
+  int64_t elementsPerIndex() const { return p.rows * Lanes; }  // the host's task grain
   ACCEL_HD bool operator()(int64_t t) const {
     using A = typename R::acc_t;
     const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;
@@ -568,47 +574,179 @@ inline rt::Error validateReduce(const ReduceDesc& d) {
   return rt::Error::Success;
 }
 
+// --- the scans, written once (planScan in scan_plan.h) ---------------------------------------
+
+// The accumulator of cumsum and cumprod: ATen's CPU one (at::acc_type<T, false>): double for
+// float and double, float for half and bfloat16, int64 for integers and bool. So a long float
+// cumsum is as accurate as CPU's, however the line is chunked.
+template <class T>
+using ScanAcc = std::conditional_t<std::is_floating_point_v<T>, double,
+                                   std::conditional_t<isReducedFloat<T>, float, int64_t>>;
+
+// A scanner S over element type T has an accumulator `acc_t` (the state after a prefix) and:
+//   identity()           the state before the first element
+//   step(a, x, j)        the state after one more element x, at position j of the line
+//   combine(a, b)        the state after a prefix with state a, then a run whose state is b
+//   store(a, out, idx, at)  writes the state as element `at` of the outputs
+template <class T>
+struct SumScan {
+  using acc_t = ScanAcc<T>;
+  ACCEL_HD acc_t identity() const { return acc_t(0); }
+  ACCEL_HD acc_t step(acc_t a, T x, int64_t) const { return a + castTo<acc_t>(x); }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  ACCEL_HD void store(acc_t a, T* out, int64_t*, int64_t at) const { out[at] = castTo<T>(a); }
+};
+
+template <class T>
+struct ProdScan {
+  using acc_t = ScanAcc<T>;
+  ACCEL_HD acc_t identity() const { return acc_t(1); }
+  ACCEL_HD acc_t step(acc_t a, T x, int64_t) const { return a * castTo<acc_t>(x); }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return a * b; }
+  ACCEL_HD void store(acc_t a, T* out, int64_t*, int64_t at) const { out[at] = castTo<T>(a); }
+};
+
+// cummax / cummin: the value and position of the extremum so far. A later element takes over
+// when it is NaN, or when the extremum is not NaN and the element ties or beats it: ties and
+// NaNs go to the last position, and NaN sticks (ATen's rule). The rule is associative, so a
+// chunk's state merges into its prefix's by the same test.
+template <class T, bool IsMax>
+struct ExtremeScan {
+  using A = OpMath<T>;
+  using acc_t = ValueIndex<A>;
+  ACCEL_HD static bool takes(const acc_t& a, A x) {
+    return isNan(x) || (!isNan(a.v) && (IsMax ? x >= a.v : x <= a.v));
+  }
+  // Any first element takes over from it (x >= lowest, x <= highest, or NaN).
+  ACCEL_HD acc_t identity() const { return {IsMax ? lowestOf<A>() : highestOf<A>(), -1}; }
+  ACCEL_HD acc_t step(acc_t a, T x, int64_t j) const {
+    const A v = castTo<A>(x);
+    return takes(a, v) ? acc_t{v, j} : a;
+  }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return takes(a, b.v) ? b : a; }
+  ACCEL_HD void store(acc_t a, T* out, int64_t* idx, int64_t at) const {
+    out[at] = castTo<T>(a.v);
+    idx[at] = a.i;
+  }
+};
+
 inline rt::Error validateScan(const ScanDesc& d) {
-  if (!isSupported(d.in_dtype) || !isSupported(d.out_dtype) || d.outer < 0 || d.n < 0 ||
-      d.inner < 0)
+  if (!isSupported(d.dtype) || d.outer < 0 || d.n < 0 || d.inner < 0)
     return rt::Error::InvalidValue;
-  const bool extremum = d.op == ScanOp::Max || d.op == ScanOp::Min;
-  if (extremum && (d.in_dtype != d.out_dtype || d.indices == nullptr))
+  if ((d.op == ScanOp::Max || d.op == ScanOp::Min) && d.indices == nullptr)
     return rt::Error::InvalidValue;
   return rt::Error::Success;
 }
 
-// The scan of line `line` (of outer * inner): its element j is at start + j * inner.
-template <class In, class Out>
-ACCEL_HD inline void scanLine(const ScanDesc& d, int64_t line) {
-  const int64_t start = (line / d.inner) * d.n * d.inner + line % d.inner, s = d.inner;
-  const In* in = reinterpret_cast<const In*>(d.in) + start;
-  Out* out = reinterpret_cast<Out*>(d.out) + start;
-  if (d.op == ScanOp::Sum || d.op == ScanOp::Prod) {
-    using Acc = SumAcc<Out>;
-    const bool prod = d.op == ScanOp::Prod;
-    Acc acc = Acc(prod ? 1 : 0);
-    for (int64_t j = 0; j < d.n; ++j) {
-      const Acc x = castTo<Acc>(in[j * s]);
-      acc = prod ? acc * x : acc + x;
-      out[j * s] = castTo<Out>(acc);
+// Calls f(TypeTag<T>{}, scanner) with the scanner of d.op over d.dtype.
+template <class F>
+rt::Error dispatchScanner(const ScanDesc& d, F&& f) {
+  return dispatchDType(d.dtype, [&](auto tag) -> rt::Error {
+    using T = typename decltype(tag)::type;
+    switch (d.op) {
+      case ScanOp::Sum: return f(tag, SumScan<T>{});
+      case ScanOp::Prod: return f(tag, ProdScan<T>{});
+      case ScanOp::Max: return f(tag, ExtremeScan<T, true>{});
+      case ScanOp::Min: return f(tag, ExtremeScan<T, false>{});
     }
-  } else if constexpr (std::is_same_v<In, Out>) {
-    using A = OpMath<In>;
-    int64_t* idx = d.indices + start;
-    const bool max = d.op == ScanOp::Max;
-    A best = castTo<A>(in[0]);
-    int64_t at = 0;
-    for (int64_t j = 0; j < d.n; ++j) {
-      const A x = castTo<A>(in[j * s]);
-      if (isNan(x) || (!isNan(best) && (max ? x >= best : x <= best))) {
-        best = x;
-        at = j;
+    return rt::Error::InvalidValue;
+  });
+}
+
+// The chunk passes of a scan, task t over its chunk. Pass 1 (kWrite false, split scans only):
+// the chunk's own state into carry[t] (the last chunk of a line is not needed). The last pass
+// (kWrite, the only one when a task has a whole line): rescans the chunk from its carry (none
+// when carry is null) and writes.
+template <class T, class S, bool kWrite>
+struct ScanChunkOp {
+  ScanDesc d;
+  S s;
+  ScanPlan p;
+  typename S::acc_t* carry;
+  int64_t elementsPerIndex() const { return p.chunk; }
+  ACCEL_HD bool operator()(int64_t t) const {
+    const ScanTask k = scanTask(p, d.n, d.inner, t);
+    if (!kWrite && k.which == p.chunks - 1) return true;
+    const T* in = reinterpret_cast<const T*>(d.in) + k.first;
+    T* out = reinterpret_cast<T*>(d.out) + k.first;
+    int64_t* idx = d.indices ? d.indices + k.first : nullptr;
+    typename S::acc_t a = kWrite && carry ? carry[t] : s.identity();
+    for (int64_t j = k.begin; j < k.end; ++j) {
+      a = s.step(a, in[j * d.inner], j);
+      if constexpr (kWrite) s.store(a, out, idx, j * d.inner);
+    }
+    if constexpr (!kWrite) carry[t] = a;
+    return true;
+  }
+};
+
+// Pass 2, a task per line: its chunks' states become exclusive carries, in chunk order.
+template <class S>
+struct ScanCarryOp {
+  S s;
+  ScanPlan p;
+  int64_t inner;
+  typename S::acc_t* carry;
+  int64_t elementsPerIndex() const { return p.chunks; }
+  ACCEL_HD bool operator()(int64_t line) const {
+    using A = typename S::acc_t;
+    A* c0 = carry + (line / inner) * p.chunks * inner + line % inner;
+    A run = s.identity();
+    for (int64_t c = 0;; ++c) {
+      A* slot = c0 + c * inner;
+      if (c + 1 == p.chunks) {  // the last chunk's state is not needed (nor computed)
+        *slot = run;
+        return true;
       }
-      out[j * s] = castTo<Out>(best);
-      idx[j * s] = at;
+      const A chunk = *slot;
+      *slot = run;
+      run = s.combine(run, chunk);
     }
   }
+};
+
+// The plan of `d` with the driver's numbers (Exec::units, Exec::kScanMinChunk).
+template <class Exec>
+ScanPlan scanPlanOf(const ScanDesc& d, rt::Stream stream) {
+  return planScan(d.outer, d.n, d.inner, Exec::units(stream), Exec::kScanMinChunk);
+}
+
+template <class Exec>
+int64_t scanWorkspaceBytes(const ScanDesc& d, rt::Stream stream) {
+  if (validateScan(d) != rt::Error::Success) return 0;
+  const ScanPlan p = scanPlanOf<Exec>(d, stream);
+  if (p.chunks == 1) return 0;
+  int64_t bytes = 0;
+  (void)dispatchScanner(d, [&](auto, auto s) {
+    bytes = p.tasks * static_cast<int64_t>(sizeof(typename decltype(s)::acc_t));
+    return rt::Error::Success;
+  });
+  return bytes;
+}
+
+template <class Exec>
+rt::Error launchScan(const ScanDesc& d, rt::Stream stream) {
+  if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
+  if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
+  ScanPlan p = scanPlanOf<Exec>(d, stream);
+  // A caller that gave no workspace gets a task per line: right, only slower.
+  if (d.workspace == nullptr) p = planScan(d.outer, d.n, d.inner, 1, d.n);
+  return dispatchScanner(d, [&](auto tag, auto s) -> rt::Error {
+    using T = typename decltype(tag)::type;
+    using S = decltype(s);
+    auto* carry = p.chunks > 1 ? reinterpret_cast<typename S::acc_t*>(d.workspace) : nullptr;
+    if (carry) {
+      if (rt::Error e =
+              Exec::forEach(p.tasks, false, ScanChunkOp<T, S, false>{d, s, p, carry}, stream);
+          e != rt::Error::Success)
+        return e;
+      if (rt::Error e =
+              Exec::forEach(d.outer * d.inner, false, ScanCarryOp<S>{s, p, d.inner, carry}, stream);
+          e != rt::Error::Success)
+        return e;
+    }
+    return Exec::forEach(p.tasks, false, ScanChunkOp<T, S, true>{d, s, p, carry}, stream);
+  });
 }
 
 // --- nll_loss, written once: the same sums on both drivers -----------------------------------
@@ -747,14 +885,17 @@ rt::Error launchNllBackward(const NllLossDesc& d, rt::Stream stream) {
   });
 }
 
-// A driver's table: its own reduce, workspace and scan entries, and the NLL loss written once.
-// (The casts let nvcc resolve the function templates' addresses.)
+// A driver's table: its own reduce and workspace entries, and the scans and the NLL loss
+// written once; Exec also gives the numbers of the scans' plan (scanPlanOf). (The casts let
+// nvcc resolve the function templates' addresses.)
 template <class Exec>
 ReduceTable makeReduceTable(decltype(ReduceTable::reduce) reduce,
-                            decltype(ReduceTable::workspace_bytes) workspace_bytes,
-                            decltype(ReduceTable::scan) scan) {
+                            decltype(ReduceTable::workspace_bytes) workspace_bytes) {
   return ReduceTable{
-      reduce, workspace_bytes, scan,
+      reduce,
+      workspace_bytes,
+      static_cast<decltype(ReduceTable::scan)>(&launchScan<Exec>),
+      static_cast<decltype(ReduceTable::scan_workspace_bytes)>(&scanWorkspaceBytes<Exec>),
       static_cast<decltype(ReduceTable::nll_loss_forward)>(&launchNllForward<Exec>),
       static_cast<decltype(ReduceTable::nll_loss_backward)>(&launchNllBackward<Exec>)};
 }

@@ -132,7 +132,12 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   d.numel = 4;
   d.noperands = 1;
   d.op[0] = operand(idx, DType::Int64, {8});
-  ASSERT_EQ(host::indexTable().index_bounds(d, mm, stream_), rt::Error::Success);
+  auto workspace = [&](const ElementwiseDesc& e) {
+    const int64_t bytes = host::indexTable().compact_workspace_bytes(e, stream_);
+    EXPECT_GE(bytes, 16);  // one chunk's two partials at least
+    return reinterpret_cast<char*>(upload<int64_t>(std::vector<int64_t>(bytes / 8)));
+  };
+  ASSERT_EQ(host::indexTable().index_bounds(d, mm, workspace(d), stream_), rt::Error::Success);
   EXPECT_EQ(read(mm, 2), (std::vector<int64_t>{-3, 9}));
 
   // A 2x3 bool mask, row-major.
@@ -145,10 +150,11 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   m.noperands = 1;
   m.op[0] = operand(mask, DType::Bool, {3, 1});
   int64_t* count = upload<int64_t>({0});
-  ASSERT_EQ(host::indexTable().nonzero_count(m, count, stream_), rt::Error::Success);
+  char* offsets = workspace(m);
+  ASSERT_EQ(host::indexTable().nonzero_count(m, count, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(count, 1)[0], 3);
   int64_t* coords = upload<int64_t>(std::vector<int64_t>(6, -1));
-  ASSERT_EQ(host::indexTable().nonzero(m, coords, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
 }
 

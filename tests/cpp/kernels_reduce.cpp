@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/host/plan_executor.h"
 #include "kernels/reduce.h"
 #include "kernels_testing.h"
 
@@ -112,19 +113,53 @@ TEST_F(ReduceTest, VarAndMeanWithCorrection) {
   EXPECT_EQ(m[1], 10);
 }
 
-TEST_F(ReduceTest, CumsumOfIntsIntoInt64) {
-  std::vector<int32_t> x{1, 2, 3, 4, 5, 6};  // [2, 3], scanned along dim 0
+TEST_F(ReduceTest, CumsumOfInt64AlongTheOuterDim) {
+  std::vector<int64_t> x{1, 2, 3, 4, 5, 6};  // [2, 3], scanned along dim 0
   char* out = deviceAlloc(6 * 8);
   ScanDesc d;
   d.in = put(x);
-  d.in_dtype = DType::Int32;
+  d.dtype = DType::Int64;
   d.out = out;
-  d.out_dtype = DType::Int64;
   d.outer = 1;
   d.n = 2;
   d.inner = 3;
+  EXPECT_EQ(host::reduceTable().scan_workspace_bytes(d, stream_), 0);  // a task per line
   ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
   EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
+}
+
+// A line long enough to be split into chunks: the three passes against the sequential scan.
+TEST_F(ReduceTest, SplitScansMatchTheSequentialOnes) {
+  const int64_t n = 5 * host::PlanExecutor::kScanMinChunk + 17, inner = 2;
+  std::vector<int64_t> x(n * inner);
+  for (int64_t i = 0; i < n * inner; ++i) x[i] = (i * 7919) % 13 - 6;
+  ScanDesc d;
+  d.in = put(x);
+  d.dtype = DType::Int64;
+  d.n = n;
+  d.inner = inner;
+  d.out = deviceAlloc(n * inner * 8);
+  d.indices = reinterpret_cast<int64_t*>(deviceAlloc(n * inner * 8));
+  for (ScanOp op : {ScanOp::Sum, ScanOp::Max, ScanOp::Min}) {
+    d.op = op;
+    const int64_t bytes = host::reduceTable().scan_workspace_bytes(d, stream_);
+    ASSERT_GT(bytes, 0);
+    d.workspace = deviceAlloc(bytes);
+    ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
+    const std::vector<int64_t> got = get<int64_t>(d.out, n * inner);
+    const std::vector<int64_t> at = get<int64_t>(reinterpret_cast<char*>(d.indices), n * inner);
+    for (int64_t k = 0; k < inner; ++k) {
+      int64_t acc = 0, best = 0, pos = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t v = x[j * inner + k];
+        acc += v;
+        if (j == 0 || (op == ScanOp::Max ? v >= best : v <= best)) best = v, pos = j;
+        const int64_t want = op == ScanOp::Sum ? acc : best;
+        ASSERT_EQ(got[j * inner + k], want) << int(op) << " " << j;
+        if (op != ScanOp::Sum) ASSERT_EQ(at[j * inner + k], pos) << int(op) << " " << j;
+      }
+    }
+  }
 }
 
 TEST_F(ReduceTest, CumprodAndCummaxAlongALine) {
@@ -135,7 +170,7 @@ TEST_F(ReduceTest, CumprodAndCummaxAlongALine) {
   ScanDesc d;
   d.op = ScanOp::Prod;
   d.in = put(x);
-  d.in_dtype = d.out_dtype = DType::Float;
+  d.dtype = DType::Float;
   d.out = out;
   d.n = 4;  // the first four only
   ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);

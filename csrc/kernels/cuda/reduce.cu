@@ -1,9 +1,10 @@
 // CUDA build of the reduction family: planReduce's workers (reduce.h) as thread blocks, a
 // second pass combining partials when few outputs split their reduced ranges; a thread per
-// output when the reduced range is short; column reductions as reduce.h writes them.
+// output when the reduced range is short. Column reductions, the scans and nll_loss are
+// reduce.h's, whole.
 #include <algorithm>
 
-#include "kernels/cuda/executor.cuh"
+#include "kernels/cuda/plan_executor.cuh"
 #include "kernels/reduce.h"
 #include "kernels/tables.h"
 
@@ -98,36 +99,6 @@ __global__ void threadPerOutput(ReduceDesc d, R r) {
   }
 }
 
-template <class In, class Out>
-__global__ void scanKernel(ScanDesc d) {
-  const int64_t lines = d.outer * d.inner;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < lines;
-       line += step)
-    scanLine<In, Out>(d, line);
-}
-
-unsigned blocksFor(int64_t n) {
-  return static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
-
-// The SM count of the stream's device, asked once per device.
-int64_t smCount(rt::Stream stream) {
-  constexpr int kMaxDevices = 64;
-  static int64_t counts[kMaxDevices] = {};
-  const int device = rt::cuda::toCudaStream(stream)->device;
-  if (device < 0 || device >= kMaxDevices) return 1;
-  if (counts[device] == 0) {
-    int n = 0;
-    if (ACCEL_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device)) !=
-        rt::Error::Success)
-      return 1;
-    counts[device] = n;
-  }
-  return counts[device];
-}
-
 ReducePlan planFor(const ReduceDesc& d, rt::Stream stream) {
   return planReduce(d.out_numel, d.red_numel, smCount(stream), kReduceMinChunk);
 }
@@ -161,7 +132,7 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
     using A = typename decltype(r)::acc_t;
     if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
     if (d.red_numel <= kShortReduce) {
-      threadPerOutput<In><<<blocksFor(d.out_numel), kThreads, 0, native>>>(d, r);
+      threadPerOutput<In><<<static_cast<unsigned>(threadGrid(d.out_numel)), kThreads, 0, native>>>(d, r);
       return rt::cuda::checkLaunch("threadPerOutput");
     }
     auto* partial = reinterpret_cast<A*>(d.workspace);
@@ -178,23 +149,8 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   });
 }
 
-rt::Error scan(const ScanDesc& d, rt::Stream stream) {
-  if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
-  if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
-  cudaStream_t native = nullptr;
-  if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
-  return dispatchDType(d.in_dtype, [&](auto in_tag) {
-    using In = typename std::decay_t<decltype(in_tag)>::type;
-    return dispatchDType(d.out_dtype, [&](auto out_tag) {
-      using Out = typename std::decay_t<decltype(out_tag)>::type;
-      scanKernel<In, Out><<<blocksFor(d.outer * d.inner), kThreads, 0, native>>>(d);
-      return rt::cuda::checkLaunch("scanKernel");
-    });
-  });
-}
-
 const ReduceTable& reduceTable() {
-  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &scan);
+  static const ReduceTable table = makeReduceTable<PlanExecutor>(&reduce, &workspaceBytes);
   return table;
 }
 

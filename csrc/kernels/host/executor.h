@@ -4,7 +4,7 @@
 //   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
 //   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n);
 //                                      serial runs it on one thread (accumulations then add in
-//                                      index order, like ATen's CPU kernels)
+//                                      index order, like ATen's CPU kernels); see HasRuns
 #pragma once
 
 #include <algorithm>
@@ -183,15 +183,6 @@ struct FmaMath : std::false_type {};
 template <class F>
 struct FmaMath<F, std::void_t<decltype(F::kFmaMath)>> : std::bool_constant<F::kFmaMath> {};
 
-// An index-space functor whose tasks are heavy declares `static constexpr int64_t
-// kTaskElements` (the elements one task touches): forEach then splits it into fewer tasks per
-// chunk, so a few thousand such tasks still spread over every thread.
-template <class F, class = void>
-struct TaskElements : std::integral_constant<int64_t, 1> {};
-template <class F>
-struct TaskElements<F, std::void_t<decltype(F::kTaskElements)>>
-    : std::integral_constant<int64_t, F::kTaskElements> {};
-
 template <class F>
 bool indexRange(const F& f, int64_t begin, int64_t end) {
 #ifdef ACCEL_HOST_AVX2
@@ -200,6 +191,22 @@ bool indexRange(const F& f, int64_t begin, int64_t end) {
   }
 #endif
   return indexLoop(f, begin, end);
+}
+
+// An index-space functor whose every index is a run of elements (a scan's or a compaction's
+// chunk) says how many with `int64_t elementsPerIndex() const`: forEach then hands a thread
+// about kGrain elements' worth of indices at a time, not kGrain indices.
+template <class F, class = void>
+struct HasRuns : std::false_type {};
+template <class F>
+struct HasRuns<F, std::void_t<decltype(std::declval<const F&>().elementsPerIndex())>>
+    : std::true_type {};
+
+template <class F>
+int64_t indexGrain(const F& f) {
+  if constexpr (HasRuns<F>::value)
+    return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, f.elementsPerIndex()));
+  return kGrain;
 }
 
 // Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
@@ -253,7 +260,7 @@ struct Executor {
       if (serial)
         body(0, n);
       else
-        rt::host::parallelFor(0, n, std::max<int64_t>(1, kGrain / TaskElements<F>::value), body);
+        rt::host::parallelFor(0, n, indexGrain(f), body);
     });
   }
 };

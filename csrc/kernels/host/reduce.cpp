@@ -1,10 +1,11 @@
 // Host build of the reduction family: parallel over outputs, or, for a few long reductions,
 // over chunks of the reduced range whose partial accumulators are then merged in order
-// (planReduce, shared with the CUDA build); column reductions as reduce.h writes them.
+// (planReduce, shared with the CUDA build); column reductions, the scans and nll_loss are
+// reduce.h's, whole.
 #include <algorithm>
 #include <vector>
 
-#include "kernels/host/executor.h"
+#include "kernels/host/plan_executor.h"
 #include "kernels/reduce.h"
 #include "kernels/tables.h"
 #include "runtime/host/host_launch.h"
@@ -105,25 +106,8 @@ int64_t workspaceBytes(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt
   return bytes;
 }
 
-rt::Error scan(const ScanDesc& d, rt::Stream stream) {
-  if (rt::Error e = validateScan(d); e != rt::Error::Success) return e;
-  if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
-  return dispatchDType(d.in_dtype, [&](auto in_tag) {
-    using In = typename std::decay_t<decltype(in_tag)>::type;
-    return dispatchDType(d.out_dtype, [&](auto out_tag) {
-      using Out = typename std::decay_t<decltype(out_tag)>::type;
-      return rt::host::enqueue(stream, [d] {
-        const int64_t grain = std::max<int64_t>(1, kGrain / d.n);
-        rt::host::parallelFor(0, d.outer * d.inner, grain, [&](int64_t b, int64_t e) {
-          for (int64_t line = b; line < e; ++line) scanLine<In, Out>(d, line);
-        });
-      });
-    });
-  });
-}
-
 const ReduceTable& reduceTable() {
-  static const ReduceTable table = makeReduceTable<Executor>(&reduce, &workspaceBytes, &scan);
+  static const ReduceTable table = makeReduceTable<PlanExecutor>(&reduce, &workspaceBytes);
   return table;
 }
 
