@@ -3,7 +3,7 @@
 // output when the reduced range is short.
 #include <algorithm>
 
-#include "kernels/cuda/executor.cuh"
+#include "kernels/cuda/plan_executor.cuh"
 #include "kernels/reduce.h"
 #include "kernels/tables.h"
 
@@ -98,22 +98,6 @@ __global__ void scanKernel(ScanDesc d) {
 unsigned blocksFor(int64_t n) {
   return static_cast<unsigned>(
       std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
-
-// The SM count of the stream's device, asked once per device.
-int64_t smCount(rt::Stream stream) {
-  constexpr int kMaxDevices = 64;
-  static int64_t counts[kMaxDevices] = {};
-  const int device = rt::cuda::toCudaStream(stream)->device;
-  if (device < 0 || device >= kMaxDevices) return 1;
-  if (counts[device] == 0) {
-    int n = 0;
-    if (ACCEL_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device)) !=
-        rt::Error::Success)
-      return 1;
-    counts[device] = n;
-  }
-  return counts[device];
 }
 
 // The CUDA build's plan: at least 16 elements per thread of a block in each chunk.

@@ -4,7 +4,7 @@
 //   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
 //   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n);
 //                                      serial runs it on one thread (accumulations then add in
-//                                      index order, like ATen's CPU kernels)
+//                                      index order, like ATen's CPU kernels); see HasRuns
 #pragma once
 
 #include <algorithm>
@@ -193,6 +193,22 @@ bool indexRange(const F& f, int64_t begin, int64_t end) {
   return indexLoop(f, begin, end);
 }
 
+// An index-space functor whose every index is a run of elements (a sort's tile) says how many
+// with `int64_t elementsPerIndex() const`: forEach then hands a thread about kGrain elements'
+// worth of indices at a time, not kGrain indices.
+template <class F, class = void>
+struct HasRuns : std::false_type {};
+template <class F>
+struct HasRuns<F, std::void_t<decltype(std::declval<const F&>().elementsPerIndex())>>
+    : std::true_type {};
+
+template <class F>
+int64_t indexGrain(const F& f) {
+  if constexpr (HasRuns<F>::value)
+    return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, f.elementsPerIndex()));
+  return kGrain;
+}
+
 // Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
 struct PlainAccumulate {
   template <class T>
@@ -242,7 +258,7 @@ struct Executor {
       if (serial)
         body(0, n);
       else
-        rt::host::parallelFor(0, n, kGrain, body);
+        rt::host::parallelFor(0, n, indexGrain(f), body);
     });
   }
 };

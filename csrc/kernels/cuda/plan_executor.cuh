@@ -1,0 +1,32 @@
+// The CUDA executor with the device's numbers for the shared launch plans (planReduce in
+// reduce.h, planSort in sort.h): the SM count, asked once per device.
+#pragma once
+
+#include "kernels/cuda/executor.cuh"
+
+namespace accel::kernels::cuda {
+
+// The SM count of the stream's device.
+inline int64_t smCount(rt::Stream stream) {
+  constexpr int kMaxDevices = 64;
+  static int64_t counts[kMaxDevices] = {};
+  const int device = rt::cuda::toCudaStream(stream)->device;
+  if (device < 0 || device >= kMaxDevices) return 1;
+  if (counts[device] == 0) {
+    int n = 0;
+    if (ACCEL_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device)) !=
+        rt::Error::Success)
+      return 1;
+    counts[device] = n;
+  }
+  return counts[device];
+}
+
+struct PlanExecutor : Executor {
+  static int64_t units(rt::Stream stream) { return smCount(stream); }
+  // forEach runs a task per thread: two 256-thread blocks of merge tasks per SM hide its memory
+  // latency.
+  static constexpr int64_t kSortTasksPerUnit = 2 * kThreads;
+};
+
+}  // namespace accel::kernels::cuda
