@@ -1,7 +1,7 @@
 """accel next to torch.cuda on the same GPU, in the same run: a bf16 GEMM (8192^3), an
-elementwise add (bandwidth), a sum (reduction), softmax and layer_norm over rows of 4096. On
-a machine with no CUDA it says so and runs a scaled-down version against the CPU instead, so
-the script is always runnable.
+elementwise add (bandwidth), a sum (reduction), softmax and layer_norm over rows of 4096, and
+float32 sorts (one long row; rows of 1024). On a machine with no CUDA it says so and runs a
+scaled-down version against the CPU instead, so the script is always runnable.
 
     python benchmarks/gpu_side_by_side.py [--out DIR]
 """
@@ -94,6 +94,20 @@ def main():
         sync_r,
         nbytes=2 * 4 * n_elem,
     )
+    # A long 1-D sort (every merge pass in tiles) and many rows, float32.
+    for name, view in (
+        (f"sort_fp32_{n_elem}", (n_elem,)),
+        (f"sort_fp32_{n_elem // 1024}x1024", (-1, 1024)),
+    ):
+        sa, sr = xa.view(view), xr.view(view)
+        rows[name] = bench(
+            "sort",
+            lambda: torch.sort(sa, dim=-1),
+            lambda: torch.sort(sr, dim=-1),
+            sync_a,
+            sync_r,
+            nbytes=2 * 12 * n_elem,
+        )
     write_result(
         args.out,
         "gpu_side_by_side",
