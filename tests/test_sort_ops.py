@@ -9,17 +9,8 @@ import pytest
 import torch
 
 import torch_accel
+from conftest import REAL_DTYPES
 
-DTYPES = [
-    torch.float32,
-    torch.bfloat16,
-    torch.float16,
-    torch.float64,
-    torch.int64,
-    torch.int32,
-    torch.uint8,
-    torch.bool,
-]
 FLOATS = {torch.float32, torch.bfloat16, torch.float16, torch.float64}
 
 # One tile or less, a tile and a key either side, several tiles (a multiple of the tile and
@@ -75,7 +66,7 @@ def expect_sorted_like_cpu(x, dim, descending, stable):
     torch.testing.assert_close(i.cpu(), ei, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", REAL_DTYPES)
 @pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 def test_sort_matches_cpu_stable_sort(dtype, ties):
     for s, shape in enumerate(SHAPES):

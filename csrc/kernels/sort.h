@@ -135,6 +135,12 @@ ACCEL_HD void mergeRange(const KeysAndIndices<T>& buf, int64_t i, int64_t i_end,
   const int64_t i0 = i, j0 = j;
   int64_t ib = i_end, jb = j_end, ob = o + (i_end - i) + (j_end - j);
   int64_t front = both_ends ? (ob - o) / 2 : ob - o, back = ob - o - front;  // outputs left
+  auto front_step = [&] {
+    const int64_t r = sortsBefore(k[j], k[i], descending);
+    buf.move(o++, i + ((j - i) & -r));
+    j += r;
+    i += 1 - r;
+  };
   for (;;) {
     int64_t steps = front < back ? front : back;
     if (i_end - i < steps) steps = i_end - i;
@@ -145,10 +151,7 @@ ACCEL_HD void mergeRange(const KeysAndIndices<T>& buf, int64_t i, int64_t i_end,
     front -= steps;
     back -= steps;
     for (; steps > 0; --steps) {
-      const int64_t r = sortsBefore(k[j], k[i], descending);
-      buf.move(o++, i + ((j - i) & -r));
-      j += r;
-      i += 1 - r;
+      front_step();
       const int64_t l = sortsBefore(k[jb - 1], k[ib - 1], descending);
       buf.move(--ob, jb - 1 + ((ib - jb) & -l));
       ib -= l;
@@ -161,12 +164,7 @@ ACCEL_HD void mergeRange(const KeysAndIndices<T>& buf, int64_t i, int64_t i_end,
     if (j_end - j < steps) steps = j_end - j;
     if (steps <= 0) break;
     front -= steps;
-    for (; steps > 0; --steps) {
-      const int64_t r = sortsBefore(k[j], k[i], descending);
-      buf.move(o++, i + ((j - i) & -r));
-      j += r;
-      i += 1 - r;
-    }
+    for (; steps > 0; --steps) front_step();
   }
   for (; front > 0; --front) buf.move(o++, i < i_end ? i++ : j++);  // one run is left
   for (; back > 0; --back) {
