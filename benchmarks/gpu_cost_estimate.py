@@ -135,6 +135,41 @@ def cases(sms):
             lambda ps, g=grad_input, f=params: [g] + f(ps[1:]),
             5 * dt * r * c,
         )
+    m = 1 << 24  # gpu_side_by_side.py's cumsum and the scan and sort sizes
+    chunks = lambda ps: ps[0]["work"]  # noqa: E731
+
+    def scan_bytes(numel):
+        # One pass reads and writes; chunked: aggregates, carries (read and written), rescan.
+        return lambda ps: (
+            [2 * f32 * numel]
+            if len(ps) == 1
+            else [f32 * numel, 2 * 8 * chunks(ps), 2 * f32 * numel]
+        )
+
+    add("cumsum fp32 2^24", "scan", [1, m, 1], scan_bytes(m), 2 * f32 * m)
+    add(
+        f"cumsum fp32 {tokens}x{hidden} dim 1",
+        "scan",
+        [tokens, hidden, 1],
+        scan_bytes(tokens * hidden),
+        2 * f32 * tokens * hidden,
+    )
+    add(  # a float32 input: 64 MiB, beyond the latency-bound sizes
+        "nonzero fp32 2^24",
+        "nonzero",
+        [m],
+        lambda ps: [f32 * m, 2 * 8 * chunks(ps), f32 * m + 8 * m // 2],
+        f32 * m,
+    )
+    kv = 4 + 8  # a float32 key and its int64 index
+    for label, slices, n_ in [("sort fp32 2^24", 1, m), ("sort fp32 [16384, 1024]", 16384, 1024)]:
+        add(
+            label,
+            "sort",
+            [slices, n_],
+            lambda ps, b=slices * n_: [2 * kv * b] * len(ps),
+            (4 + kv) * slices * n_,
+        )
     return out
 
 

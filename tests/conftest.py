@@ -41,6 +41,18 @@ def run_python(
     )
 
 
+# The real dtypes the kernels cover, for tests that sweep them.
+REAL_DTYPES = [
+    torch.float32,
+    torch.bfloat16,
+    torch.float16,
+    torch.float64,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+]
+
 PROTECT = os.environ.get("TORCH_ACCEL_PROTECT") == "1"
 
 # For tests that move data between two devices: the host driver simulates two, a GPU machine

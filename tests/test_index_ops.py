@@ -9,17 +9,7 @@ import pytest
 import torch
 
 import torch_accel
-
-DTYPES = [
-    torch.float32,
-    torch.bfloat16,
-    torch.float16,
-    torch.float64,
-    torch.int64,
-    torch.int32,
-    torch.uint8,
-    torch.bool,
-]
+from conftest import REAL_DTYPES as DTYPES
 
 
 def sample(shape, dtype, seed=0):

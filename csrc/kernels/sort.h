@@ -1,8 +1,7 @@
-// The sort family: a stable sort of many equal-length slices, as bottom-up merge sort: pass w
-// merges neighbouring runs of w keys, one functor call per (slice, run pair), ping-ponging between
-// the buffers and the scratch; and the binary search of values in sorted rows (searchsorted,
-// bucketize). The same functors run on the host pool and as CUDA kernels (Exec::forEach, see
-// the executors).
+// The sort family: a stable sort of many equal-length slices, as a bottom-up merge sort in
+// fixed-size output tiles planned by planSort (below), ping-ponging between the buffers and the
+// scratch; and the binary search of values in sorted rows (searchsorted, bucketize). The same
+// functors run on the host pool and as CUDA kernels (Exec::forEach, see the executors).
 #pragma once
 
 #include "kernels/dtype.h"
@@ -51,28 +50,65 @@ struct SortTable {
 
 const SortTable& sortTable();  // the build of the driver in use
 
-// Whether a goes strictly before b; NaN is the largest value.
+// Whether a goes strictly before b; NaN is the largest value (so first when descending, which
+// is the ascending order of (b, a)). Bitwise, not short-circuit: the merge loop has no branch.
 template <class T>
 ACCEL_HD inline bool sortsBefore(T a, T b, bool descending) {
-  const OpMath<T> x = static_cast<OpMath<T>>(a), y = static_cast<OpMath<T>>(b);
-  if constexpr (isFloating<T>) {
-    const bool xn = x != x, yn = y != y;
-    if (xn || yn) return descending ? (xn && !yn) : (yn && !xn);
-  }
-  return descending ? y < x : x < y;
+  const OpMath<T> x = static_cast<OpMath<T>>(descending ? b : a);
+  const OpMath<T> y = static_cast<OpMath<T>>(descending ? a : b);
+  if constexpr (isFloating<T>) return (x < y) | ((y != y) & !(x != x));
+  return x < y;
 }
 
-template <class T>
-struct IotaOp {
-  int64_t* indices;
-  int64_t n;
-  ACCEL_HD bool operator()(int64_t i) const {
-    indices[i] = i % n;
-    return true;
-  }
+// --- the sort plan -----------------------------------------------------------------------------
+// launchSort is a bottom-up merge sort in fixed-size output tiles of each slice. The first
+// launch sorts every tile on its own (insertion-sorted runs of kSortRun keys, merged within the
+// tile). Then each merge pass w = tile, 2 tile, 4 tile, ... (while w < n) merges neighbouring
+// sorted runs of w keys: each task writes one output tile, after finding where that tile starts
+// and ends in the two runs by binary searches along the merge path (the diagonal search). Every
+// launch thus has the same tasks, nslices * ceil(n / tile), however wide its runs: no pass is
+// left with a few long serial merges. The buffers ping-pong; the first launch writes to
+// whichever makes the last pass end in keys / indices. The result is the stable sort, which is
+// unique: it does not depend on the tile, so the drivers may plan different tiles.
+
+constexpr int64_t kSortMinTile = 32;
+constexpr int64_t kSortMaxTile = 512;
+constexpr int64_t kSortRun = 16;
+
+struct SortPlan {
+  int64_t tile = 0;             // output keys per task, a power of two
+  int64_t tiles_per_slice = 0;  // the last one may be shorter
+  int64_t tasks = 0;            // of every launch: nslices * tiles_per_slice
+  int passes = 0;               // merge passes after the tile sort
 };
 
-// Keys and indices moving from one buffer pair to the other (a merge pass, or the copy back).
+// units: the tasks the device runs at once (PlanExecutor: units x kSortTasksPerUnit). The tile
+// is the largest power of two in [kSortMinTile, kSortMaxTile], no longer than a slice needs,
+// that still gives every unit a task; longer tiles mean fewer passes over memory.
+ACCEL_HD inline SortPlan planSort(int64_t nslices, int64_t n, int64_t units) {
+  SortPlan p;
+  if (nslices <= 0 || n <= 0) return p;
+  int64_t tile = kSortMinTile;
+  while (tile < kSortMaxTile && tile < n) tile *= 2;
+  while (tile > kSortMinTile && nslices * ((n + tile - 1) / tile) < units) tile /= 2;
+  p.tile = tile;
+  p.tiles_per_slice = (n + tile - 1) / tile;
+  p.tasks = nslices * p.tiles_per_slice;
+  for (int64_t w = tile; w < n; w *= 2) ++p.passes;
+  return p;
+}
+
+// The keys [lo, hi) of the slice at `base` that task `task` writes in every launch.
+struct SortTile {
+  int64_t base, lo, hi;
+};
+
+ACCEL_HD inline SortTile sortTile(const SortPlan& p, int64_t n, int64_t task) {
+  const int64_t lo = task % p.tiles_per_slice * p.tile;
+  return {task / p.tiles_per_slice * n, lo, lo + p.tile < n ? lo + p.tile : n};
+}
+
+// Keys and indices moving from one buffer pair to the other.
 template <class T>
 struct KeysAndIndices {
   const T* src_keys;
@@ -85,63 +121,166 @@ struct KeysAndIndices {
   }
 };
 
+// Merges the source runs [i, i_end) and [j, j_end) into dst from position o on. Ties take the
+// left run first: that makes the sort stable. A step picks its run by arithmetic, not a branch
+// (compilers keep it a select), in stretches where no run can run out. With both_ends, the back
+// half of the outputs is taken from the runs' ends (the greater key last, ties the right one)
+// while the front half is taken from their starts: two independent chains of loads and
+// compares, which doubles the work per latency in cache (the tile sort); streaming from memory
+// (the merge passes), the extra streams cost more than that wins (measured on the host).
 template <class T>
-struct MergeOp {
-  KeysAndIndices<T> buf;
-  int64_t n, width, pairs_per_slice;
+ACCEL_HD void mergeRange(const KeysAndIndices<T>& buf, int64_t i, int64_t i_end, int64_t j,
+                         int64_t j_end, int64_t o, bool descending, bool both_ends) {
+  const T* k = buf.src_keys;
+  const int64_t i0 = i, j0 = j;
+  int64_t ib = i_end, jb = j_end, ob = o + (i_end - i) + (j_end - j);
+  int64_t front = both_ends ? (ob - o) / 2 : ob - o, back = ob - o - front;  // outputs left
+  auto front_step = [&] {
+    const int64_t r = sortsBefore(k[j], k[i], descending);
+    buf.move(o++, i + ((j - i) & -r));
+    j += r;
+    i += 1 - r;
+  };
+  for (;;) {
+    int64_t steps = front < back ? front : back;
+    if (i_end - i < steps) steps = i_end - i;
+    if (j_end - j < steps) steps = j_end - j;
+    if (ib - i0 < steps) steps = ib - i0;
+    if (jb - j0 < steps) steps = jb - j0;
+    if (steps <= 0) break;
+    front -= steps;
+    back -= steps;
+    for (; steps > 0; --steps) {
+      front_step();
+      const int64_t l = sortsBefore(k[jb - 1], k[ib - 1], descending);
+      buf.move(--ob, jb - 1 + ((ib - jb) & -l));
+      ib -= l;
+      jb -= 1 - l;
+    }
+  }
+  for (;;) {  // the front alone
+    int64_t steps = front;
+    if (i_end - i < steps) steps = i_end - i;
+    if (j_end - j < steps) steps = j_end - j;
+    if (steps <= 0) break;
+    front -= steps;
+    for (; steps > 0; --steps) front_step();
+  }
+  for (; front > 0; --front) buf.move(o++, i < i_end ? i++ : j++);  // one run is left
+  for (; back > 0; --back) {
+    const bool l = jb == j0 || (ib > i0 && sortsBefore(k[jb - 1], k[ib - 1], descending));
+    buf.move(--ob, l ? --ib : --jb);
+  }
+}
+
+// The merge path of the runs [lo, mid) and [mid, hi): how many of the merge's first `diag`
+// outputs come from the left run. Left key m is among them exactly when right key
+// diag - 1 - m does not sort strictly before it.
+template <class T>
+ACCEL_HD int64_t mergePath(const T* k, int64_t lo, int64_t mid, int64_t hi, int64_t diag,
+                           bool descending) {
+  int64_t a = diag > hi - mid ? diag - (hi - mid) : 0;
+  int64_t b = diag < mid - lo ? diag : mid - lo;
+  while (a < b) {
+    const int64_t m = a + (b - a) / 2;
+    if (sortsBefore(k[mid + diag - 1 - m], k[lo + m], descending))
+      b = m;
+    else
+      a = m + 1;
+  }
+  return a;
+}
+
+// The first launch: task t sorts its tile of keys[0] into buffer `target`, with the keys'
+// positions in the slice as their indices.
+template <class T>
+struct TileSortOp {
+  T* keys[2];
+  int64_t* idx[2];
+  SortPlan plan;
+  int64_t n;
+  int target;
   bool descending;
+  ACCEL_HD int64_t elementsPerIndex() const { return plan.tile; }
   ACCEL_HD bool operator()(int64_t task) const {
-    const int64_t slice = task / pairs_per_slice, pair = task % pairs_per_slice;
-    const int64_t base = slice * n;
-    const int64_t lo = pair * 2 * width;
+    const SortTile t = sortTile(plan, n, task);
+    const int64_t len = t.hi - t.lo;
+    int levels = 0;
+    for (int64_t w = kSortRun; w < len; w *= 2) ++levels;
+    int cur = target ^ (levels & 1);  // the runs ping-pong `levels` times to end in target
+    const T* in = keys[0] + t.base;
+    T* k = keys[cur] + t.base;
+    int64_t* x = idx[cur] + t.base;
+    for (int64_t run = t.lo; run < t.hi; run += kSortRun) {
+      const int64_t run_end = run + kSortRun < t.hi ? run + kSortRun : t.hi;
+      for (int64_t p = run; p < run_end; ++p) {  // insertion sort: in[p] is read before k[p]
+        const T key = in[p];                     // is written, so k may be in
+        int64_t q = p;
+        for (; q > run && sortsBefore(key, k[q - 1], descending); --q) {
+          k[q] = k[q - 1];
+          x[q] = x[q - 1];
+        }
+        k[q] = key;
+        x[q] = p;
+      }
+    }
+    for (int64_t w = kSortRun; w < len; w *= 2, cur = 1 - cur) {
+      const KeysAndIndices<T> buf{keys[cur], idx[cur], keys[1 - cur], idx[1 - cur]};
+      for (int64_t lo = t.base + t.lo; lo < t.base + t.hi; lo += 2 * w) {
+        const int64_t mid = lo + w < t.base + t.hi ? lo + w : t.base + t.hi;
+        const int64_t hi = lo + 2 * w < t.base + t.hi ? lo + 2 * w : t.base + t.hi;
+        mergeRange(buf, lo, mid, mid, hi, lo, descending, /*both_ends=*/true);
+      }
+    }
+    return true;
+  }
+};
+
+// A merge pass over runs of `width` (a multiple of the tile): task t writes its output tile.
+template <class T>
+struct MergeTileOp {
+  KeysAndIndices<T> buf;
+  SortPlan plan;
+  int64_t n, width;
+  bool descending;
+  ACCEL_HD int64_t elementsPerIndex() const { return plan.tile; }
+  ACCEL_HD bool operator()(int64_t task) const {
+    const SortTile t = sortTile(plan, n, task);
+    const int64_t lo = t.lo - t.lo % (2 * width);
     const int64_t mid = lo + width < n ? lo + width : n;
     const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-    int64_t i = lo, j = mid, o = lo;
-    while (i < mid && j < hi) {
-      // Ties take the left run first: that is what makes the sort stable.
-      const bool right = sortsBefore(buf.src_keys[base + j], buf.src_keys[base + i], descending);
-      buf.move(base + o++, base + (right ? j++ : i++));
-    }
-    for (; i < mid; ++i) buf.move(base + o++, base + i);
-    for (; j < hi; ++j) buf.move(base + o++, base + j);
+    // The tile's outputs are the merge of the left keys [a0, a1) and the right keys [b0, b1).
+    const T* k = buf.src_keys + t.base;
+    const int64_t a0 = mergePath(k, lo, mid, hi, t.lo - lo, descending);
+    const int64_t a1 = mergePath(k, lo, mid, hi, t.hi - lo, descending);
+    const int64_t b0 = t.lo - lo - a0, b1 = t.hi - lo - a1;
+    mergeRange(buf, t.base + lo + a0, t.base + lo + a1, t.base + mid + b0, t.base + mid + b1,
+               t.base + t.lo, descending, /*both_ends=*/false);
     return true;
   }
 };
 
-template <class T>
-struct CopyBackOp {
-  KeysAndIndices<T> buf;
-  ACCEL_HD bool operator()(int64_t i) const {
-    buf.move(i, i);
-    return true;
-  }
-};
-
+// Exec is a PlanExecutor (the driver's numbers: units(stream), kSortTasksPerUnit).
 template <class Exec>
 rt::Error launchSort(const SortDesc& d, rt::Stream stream) {
   if (!isSupported(d.dtype) || d.nslices < 0 || d.n < 0) return rt::Error::InvalidValue;
-  const int64_t total = d.nslices * d.n;
-  if (total == 0) return rt::Error::Success;
+  if (d.nslices * d.n == 0) return rt::Error::Success;
   if (!d.keys || !d.indices || !d.tmp_keys || !d.tmp_indices) return rt::Error::InvalidValue;
+  const SortPlan plan = planSort(d.nslices, d.n, Exec::units(stream) * Exec::kSortTasksPerUnit);
   return dispatchDType(d.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (rt::Error e = Exec::forEach(total, false, IotaOp<T>{d.indices, d.n}, stream);
-        e != rt::Error::Success)
-      return e;
     T* keys[2] = {reinterpret_cast<T*>(d.keys), reinterpret_cast<T*>(d.tmp_keys)};
     int64_t* idx[2] = {d.indices, d.tmp_indices};
-    int cur = 0;
-    for (int64_t width = 1; width < d.n; width *= 2) {
-      const int64_t pairs = (d.n + 2 * width - 1) / (2 * width);
-      MergeOp<T> op{
-          {keys[cur], idx[cur], keys[1 - cur], idx[1 - cur]}, d.n, width, pairs, d.descending};
-      if (rt::Error e = Exec::forEach(d.nslices * pairs, false, op, stream);
-          e != rt::Error::Success)
+    int cur = plan.passes % 2;
+    const TileSortOp<T> tiles{{keys[0], keys[1]}, {idx[0], idx[1]}, plan, d.n, cur, d.descending};
+    if (rt::Error e = Exec::forEach(plan.tasks, false, tiles, stream); e != rt::Error::Success)
+      return e;
+    for (int64_t width = plan.tile; width < d.n; width *= 2, cur = 1 - cur) {
+      const MergeTileOp<T> op{
+          {keys[cur], idx[cur], keys[1 - cur], idx[1 - cur]}, plan, d.n, width, d.descending};
+      if (rt::Error e = Exec::forEach(plan.tasks, false, op, stream); e != rt::Error::Success)
         return e;
-      cur = 1 - cur;
     }
-    if (cur == 1)
-      return Exec::forEach(total, false, CopyBackOp<T>{{keys[1], idx[1], keys[0], idx[0]}}, stream);
     return rt::Error::Success;
   });
 }

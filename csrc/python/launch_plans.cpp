@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "kernels/cuda/geometry.h"
+#include "kernels/index.h"
 #include "kernels/norm.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
+#include "kernels/scan_plan.h"
+#include "kernels/sort.h"
 
 namespace py = pybind11;
 
@@ -76,6 +79,31 @@ std::vector<Pass> layerNormBackwardPlan(int64_t rows, int64_t cols) {
   return passes;
 }
 
+// launchScan (kernels/reduce.h): a thread per line, or chunk aggregates, a thread per line
+// turning them into carries, and the rescan.
+std::vector<Pass> scanPlan(int64_t outer, int64_t n, int64_t inner, int64_t sms) {
+  const kernels::ScanPlan p = kernels::planScan(outer, n, inner, sms, kernels::cuda::kScanMinChunk);
+  if (p.chunks == 1) return {threadsPass("scanChunk", p.tasks)};
+  return {threadsPass("scanChunk", p.tasks), threadsPass("scanCarry", outer * inner),
+          threadsPass("scanChunk", p.tasks)};
+}
+
+// launchNonzeroCount and launchNonzero (kernels/index.h): chunk counts, their offsets (one
+// task), then each chunk writes its coordinates.
+std::vector<Pass> nonzeroPlan(int64_t numel, int64_t sms) {
+  const kernels::ScanPlan p = kernels::planCompact(numel, sms, kernels::cuda::kScanMinChunk);
+  return {threadsPass("countFold", p.tasks), threadsPass("countOffsets", 1),
+          threadsPass("nonzeroChunk", p.tasks)};
+}
+
+// launchSort (kernels/sort.h): the tile sort, then the merge passes.
+std::vector<Pass> sortPlan(int64_t nslices, int64_t n, int64_t sms) {
+  const kernels::SortPlan p = kernels::planSort(nslices, n, sms * kernels::cuda::kSortTasksPerUnit);
+  std::vector<Pass> passes{threadsPass("tileSort", p.tasks)};
+  for (int i = 0; i < p.passes; ++i) passes.push_back(threadsPass("mergeTile", p.tasks));
+  return passes;
+}
+
 py::list toPython(const std::vector<Pass>& passes) {
   py::list out;
   for (const Pass& p : passes)
@@ -122,6 +150,18 @@ void registerLaunchPlans(py::module& m) {
         if (family == "layer_norm_backward") {  // (rows, cols)
           want(2);
           return toPython(layerNormBackwardPlan(s[0], s[1]));
+        }
+        if (family == "scan") {  // (outer, n, inner)
+          want(3);
+          return toPython(scanPlan(s[0], s[1], s[2], sms));
+        }
+        if (family == "nonzero") {  // (numel)
+          want(1);
+          return toPython(nonzeroPlan(s[0], sms));
+        }
+        if (family == "sort") {  // (nslices, n)
+          want(2);
+          return toPython(sortPlan(s[0], s[1], sms));
         }
         TORCH_CHECK_VALUE(false, "_cuda_launch_plan: unknown family '", family, "'");
       },

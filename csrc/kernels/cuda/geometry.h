@@ -27,4 +27,11 @@ inline int64_t blockGrid(int64_t blocks) {
 constexpr int64_t kShortReduce = 32;
 constexpr int64_t kReduceMinChunk = 16 * kThreads;
 
+// Scans and compactions (scan_plan.h): a thread walks each chunk; a launch costs little, so
+// short chunks pay already.
+constexpr int64_t kScanMinChunk = 256;
+// Sort (sort.h): forEach runs a task per thread, and two 256-thread blocks of merge tasks per SM
+// hide its memory latency.
+constexpr int64_t kSortTasksPerUnit = 2 * kThreads;
+
 }  // namespace accel::kernels::cuda

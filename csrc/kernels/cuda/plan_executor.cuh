@@ -1,5 +1,5 @@
 // The CUDA executor with the device's numbers for the shared launch plans (planReduce in
-// reduce.h, scan_plan.h): the SM count, asked once per device.
+// reduce.h, scan_plan.h, planSort in sort.h): the SM count, asked once per device.
 #pragma once
 
 #include "kernels/cuda/executor.cuh"
@@ -24,8 +24,8 @@ inline int64_t smCount(rt::Stream stream) {
 
 struct PlanExecutor : Executor {
   static int64_t units(rt::Stream stream) { return smCount(stream); }
-  // A thread walks each scan chunk; a launch costs little, so short chunks pay already.
-  static constexpr int64_t kScanMinChunk = 256;
+  static constexpr int64_t kScanMinChunk = cuda::kScanMinChunk;          // geometry.h
+  static constexpr int64_t kSortTasksPerUnit = cuda::kSortTasksPerUnit;  // geometry.h
 };
 
 }  // namespace accel::kernels::cuda

@@ -132,7 +132,8 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
     using A = typename decltype(r)::acc_t;
     if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
     if (d.red_numel <= kShortReduce) {
-      threadPerOutput<In><<<static_cast<unsigned>(threadGrid(d.out_numel)), kThreads, 0, native>>>(d, r);
+      threadPerOutput<In>
+          <<<static_cast<unsigned>(threadGrid(d.out_numel)), kThreads, 0, native>>>(d, r);
       return rt::cuda::checkLaunch("threadPerOutput");
     }
     auto* partial = reinterpret_cast<A*>(d.workspace);

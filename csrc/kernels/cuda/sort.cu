@@ -1,8 +1,13 @@
-// The sort family, built for the CUDA driver.
+// The sort family, built for the CUDA driver (with the device's numbers for planSort).
+#include "kernels/cuda/plan_executor.cuh"
 #include "kernels/sort.h"
-#include "kernels/cuda/executor.cuh"
 #include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
-ACCEL_DEFINE_TABLE(Sort, sort)
+
+const SortTable& sortTable() {
+  static const SortTable table = SortTable::make<PlanExecutor>();
+  return table;
+}
+
 }  // namespace accel::kernels::cuda

@@ -194,8 +194,9 @@ bool indexRange(const F& f, int64_t begin, int64_t end) {
 }
 
 // An index-space functor whose every index is a run of elements (a scan's or a compaction's
-// chunk) says how many with `int64_t elementsPerIndex() const`: forEach then hands a thread
-// about kGrain elements' worth of indices at a time, not kGrain indices.
+// chunk, a sort's tile, a column reduction's chunk) says how many with `int64_t
+// elementsPerIndex() const`: forEach then hands a thread about kGrain elements' worth of indices
+// at a time, not kGrain indices.
 template <class F, class = void>
 struct HasRuns : std::false_type {};
 template <class F>

@@ -1,8 +1,13 @@
-// The sort family, built for the host driver.
+// The sort family, built for the host driver (with the host's numbers for planSort).
 #include "kernels/sort.h"
-#include "kernels/host/executor.h"
+#include "kernels/host/plan_executor.h"
 #include "kernels/tables.h"
 
 namespace accel::kernels::host {
-ACCEL_DEFINE_TABLE(Sort, sort)
+
+const SortTable& sortTable() {
+  static const SortTable table = SortTable::make<PlanExecutor>();
+  return table;
+}
+
 }  // namespace accel::kernels::host
