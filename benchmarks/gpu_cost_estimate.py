@@ -136,15 +136,15 @@ def cases(sms):
             5 * dt * r * c,
         )
     m = 1 << 24  # gpu_side_by_side.py's cumsum and the issue's scan and sort sizes
-    chunks = lambda ps: ps[0]["work"]  # noqa: E731
+    state = 8  # a float32 cumsum's carry (a double) and a nonzero count (an int64)
+
+    def carried(data):
+        """Each pass's data bytes (by kernel) plus its carry states' bytes."""
+        return lambda ps: [data.get(p["kernel"], 0) + state * p["states"] for p in ps]
 
     def scan_bytes(numel):
-        # One pass reads and writes; chunked: aggregates, carries (read and written), rescan.
-        return lambda ps: (
-            [2 * f32 * numel]
-            if len(ps) == 1
-            else [f32 * numel, 2 * 8 * chunks(ps), 2 * f32 * numel]
-        )
+        one_pass, read, rewrite = 2 * f32 * numel, f32 * numel, 2 * f32 * numel
+        return carried({"scanChunk": one_pass, "scanAggregate": read, "scanWrite": rewrite})
 
     add("cumsum fp32 2^24", "scan", [1, m, 1], scan_bytes(m), 2 * f32 * m)
     add(
@@ -154,11 +154,11 @@ def cases(sms):
         scan_bytes(tokens * hidden),
         2 * f32 * tokens * hidden,
     )
-    add(  # a float32 input: 64 MiB, beyond the latency-bound sizes
+    add(  # a float32 input: 64 MiB, beyond the latency-bound sizes; half of it nonzero
         "nonzero fp32 2^24",
         "nonzero",
         [m],
-        lambda ps: [f32 * m, 2 * 8 * chunks(ps), f32 * m + 8 * m // 2],
+        carried({"countFold": f32 * m, "nonzeroChunk": f32 * m + 8 * m // 2}),
         f32 * m,
     )
     kv = 4 + 8  # a float32 key and its int64 index

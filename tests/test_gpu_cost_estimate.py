@@ -14,10 +14,8 @@ import torch_accel
 from conftest import ROOT
 
 # Families the estimate shows planned below half the roofline, kept here so that the list
-# stays true: a fix must remove its entry, and a new shortfall fails the test. The chunked
-# scan and compaction plans (kernels/scan_plan.h) give an H200 64 one-thread tasks per SM
-# (8448 threads, 6% occupancy) and a carry pass of one thread walking every chunk.
-KNOWN_BELOW_GOAL = ["cumsum fp32 2^24", "nonzero fp32 2^24"]
+# stays true: a fix must remove its entry, and a new shortfall fails the test.
+KNOWN_BELOW_GOAL = []
 
 
 def test_no_family_below_half_the_roofline(tmp_path):
@@ -64,6 +62,16 @@ def test_plans_follow_the_kernels():
     # A grid-stride loop caps its grid; its threads with work are then fewer than the elements.
     ew = plan("elementwise", [1 << 28], 132)[0]
     assert ew["blocks"] == 1 << 16 and ew["work"] == ew["blocks"] * ew["threads"]
+    # A 1-D cumsum of 2^24: chunks for every resident thread, carries folded in levels (no
+    # pass with one thread walking many states), then the rescan.
+    scan = plan("scan", [1, 1 << 24, 1], 132)
+    kinds = [p["kernel"] for p in scan]
+    assert kinds[0] == "scanAggregate" and kinds[-1] == "scanWrite"
+    assert scan[0]["work"] >= 2048 * 132 and scan[-1]["work"] >= 2048 * 132
+    folds = [p for p in scan if p["kernel"] == "carryFold"]
+    assert len(folds) >= 2 and kinds.count("carryRescan") == len(folds) + 1
+    # Each thread reads (and a rescan writes) one group of at most 8 states and its carry.
+    assert all(p["states"] <= 2 * (8 + 1) * p["work"] for p in scan[1:-1])
     with pytest.raises(ValueError, match="unknown family"):
         plan("nope", [1], 132)
     with pytest.raises(ValueError, match="takes 2 sizes"):

@@ -10,7 +10,7 @@ import torch
 import torch_accel
 from test_reduction_ops import FLOATS, TOL  # the scans' existing tests' dtypes and tolerances
 
-SPLIT = 2 * 32768  # the host driver's shortest split line (2 * kScanMinChunk)
+SPLIT = 2 * 32768  # the host driver's shortest split line (twice its ScanGeometry::min_chunk)
 
 # (shape, dim): one long line, a line one short of a split, exactly two chunks, inner > 1 with
 # a long scanned dim (dim 0 and a middle dim), several long lines along dim -1, 1-element
@@ -137,6 +137,32 @@ def test_long_float_cumsum_as_accurate_as_cpu():
         for device in ("cpu", "accel")
     }
     assert err["accel"] <= 1.01 * err["cpu"], err
+    assert_native()
+
+
+def test_lines_of_more_chunks_than_the_carries_fan_in():
+    # 70 host chunks: more than the 64 carries a task folds (ScanGeometry::fan_in), so the
+    # carries are scanned in two levels; the same for nonzero's counts and index bounds.
+    n = 70 * SPLIT // 2 + 123
+    x = torch.randn(n)
+    a = x.to("accel")
+    close(a.cumsum(0), x.cumsum(0))
+    i = x.mul(2).round().long()
+    assert torch.equal(i.to("accel").cumsum(0).cpu(), i.cumsum(0))
+    got, want = torch.cummax(i.to("accel"), 0), torch.cummax(i, 0)
+    assert torch.equal(got.values.cpu(), want.values)
+    assert torch.equal(got.indices.cpu(), want.indices)
+    m = x > 0.3
+    assert torch.equal(m.to("accel").nonzero().cpu(), m.nonzero())
+    assert torch.count_nonzero(m.to("accel")).item() == torch.count_nonzero(m).item()
+    idx = torch.randint(-1000, 1000, (n,))
+    idx[n - 7] = 999
+    idx[5] = -1000
+    table = torch.randn(1000)
+    assert torch.equal(table.to("accel")[idx.to("accel")].cpu(), table[idx])
+    idx[n // 2] = 1000  # one bad entry, in a middle chunk
+    with pytest.raises(IndexError):
+        table.to("accel")[idx.to("accel")]
     assert_native()
 
 

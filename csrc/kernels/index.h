@@ -5,7 +5,7 @@
 // met an out-of-range index and was skipped). An executor runs it over [0, n):
 //   Exec::forEach(n, serial, f, stream)   serial = duplicates accumulate into one place
 // Index bounds and nonzero (with its count) are chunked passes over the same index space, planned
-// like a scan of one line (planCompact).
+// like a scan of one line (planCompact), their chunks' partials scanned by carry_scan.h.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
 #include "kernels/histogram.h"
-#include "kernels/scan_plan.h"
+#include "kernels/carry_scan.h"
 
 namespace accel::kernels {
 
@@ -240,13 +240,20 @@ rt::Error launchArange(const ElementwiseDesc& d, Scalar start, Scalar step, rt::
 // --- index bounds and nonzero: chunked passes, a scan's plan over one line --------------------
 
 // Index bounds, nonzero and its count walk the elements in row-major order, chunk by chunk.
-ACCEL_HD inline ScanPlan planCompact(int64_t numel, int64_t units, int64_t min_chunk) {
-  return planScan(1, numel, 1, units, min_chunk);
+ACCEL_HD inline ScanPlan planCompact(int64_t numel, const ScanGeometry& g) {
+  return planScan(1, numel, 1, g);
 }
 
 template <class Exec>
 ScanPlan compactPlanOf(const ElementwiseDesc& d, rt::Stream stream) {
-  return planCompact(d.numel, Exec::units(stream), Exec::kScanMinChunk);
+  return planCompact(d.numel, Exec::scanGeometry(stream));
+}
+
+// The chunks' partials, one state more than there are chunks: their exclusive scan leaves the
+// total of every chunk in that last state.
+template <class Exec>
+CarryPlan compactCarryPlanOf(const ScanPlan& p, rt::Stream stream) {
+  return planCarries(1, p.tasks + 1, Exec::scanGeometry(stream).fan_in);
 }
 
 // Calls f(element, coordinates) for the positions [begin, end) of an outermost-first
@@ -277,75 +284,64 @@ ACCEL_HD inline int64_t chunkEnd(const ScanPlan& p, int64_t numel, int64_t c) {
   return (c + 1) * p.chunk < numel ? (c + 1) * p.chunk : numel;
 }
 
-// What pass 1 of a compaction folds each chunk into: its index bounds, or its nonzero count.
+// A compaction's chunk states: index bounds (lo, hi), or nonzero counts; each a combiner for
+// scanCarries.
+struct Bounds {
+  int64_t lo, hi;
+};
+struct BoundsCombine {
+  ACCEL_HD Bounds identity() const { return {INT64_MAX, INT64_MIN}; }
+  ACCEL_HD Bounds combine(Bounds a, Bounds b) const {
+    return {b.lo < a.lo ? b.lo : a.lo, b.hi > a.hi ? b.hi : a.hi};
+  }
+};
+struct CountCombine {
+  ACCEL_HD int64_t identity() const { return 0; }
+  ACCEL_HD int64_t combine(int64_t a, int64_t b) const { return a + b; }
+};
+
+// What pass 1 of a compaction folds each chunk into.
 struct BoundsFold {
   DType dtype;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  Bounds b = BoundsCombine{}.identity();
   ACCEL_HD void add(const char* e) {
     const int64_t v = loadAs<int64_t>(e, dtype);
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
+    b = BoundsCombine{}.combine(b, {v, v});
   }
-  ACCEL_HD void store(int64_t* partial, int64_t c) const {
-    partial[2 * c] = lo;
-    partial[2 * c + 1] = hi;
-  }
+  ACCEL_HD Bounds state() const { return b; }
 };
 
 template <class T>
 struct CountFold {
   int64_t k = 0;
   ACCEL_HD void add(const char* e) { k += castTo<bool>(*reinterpret_cast<const T*>(e)); }
-  ACCEL_HD void store(int64_t* partial, int64_t c) const { partial[c] = k; }
+  ACCEL_HD int64_t state() const { return k; }
 };
 
-// Pass 1 of a compaction: chunk c folded, in row-major order, into its partial.
-template <class Fold>
+// Pass 1 of a compaction: chunk c folded, in row-major order, into its state.
+template <class Fold, class A>
 struct ChunkFoldOp {
   ElementwiseDesc d;
   ScanPlan p;
   Fold start;
-  int64_t* partial;
+  A* states;
   int64_t elementsPerIndex() const { return p.chunk; }
   ACCEL_HD bool operator()(int64_t c) const {
     Fold f = start;
     walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c),
                  [&](const char* e, const int64_t*) { f.add(e); });
-    f.store(partial, c);
+    states[c] = f.state();
     return true;
   }
 };
 
-// Index bounds, pass 2 (one task): the chunks' bounds merged.
-struct BoundsMergeOp {
-  ScanPlan p;
-  const int64_t* partial;
-  int64_t* minmax;
+// The last pass of index bounds and of the count: the total, from the state past the chunks.
+template <class A>
+struct CopyTotalOp {
+  const A* total;
+  A* out;
   ACCEL_HD bool operator()(int64_t) const {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (int64_t c = 0; c < p.tasks; ++c) {
-      lo = partial[2 * c] < lo ? partial[2 * c] : lo;
-      hi = partial[2 * c + 1] > hi ? partial[2 * c + 1] : hi;
-    }
-    minmax[0] = lo;
-    minmax[1] = hi;
-    return true;
-  }
-};
-
-// Pass 2 (one task): the counts become exclusive offsets, in chunk order; *total the sum.
-struct CountOffsetsOp {
-  ScanPlan p;
-  int64_t* counts;
-  int64_t* total;
-  ACCEL_HD bool operator()(int64_t) const {
-    int64_t run = 0;
-    for (int64_t c = 0; c < p.tasks; ++c) {
-      const int64_t k = counts[c];
-      counts[c] = run;
-      run += k;
-    }
-    *total = run;
+    *out = *total;
     return true;
   }
 };
@@ -369,43 +365,51 @@ struct NonzeroChunkOp {
   }
 };
 
-// Two int64 per chunk: bounds' (min, max); the counts use the first half.
+// The larger state (bounds) sizes the scratch of either compaction.
 template <class Exec>
 int64_t compactWorkspaceBytes(const ElementwiseDesc& d, rt::Stream stream) {
-  return 2 * compactPlanOf<Exec>(d, stream).tasks * int64_t(sizeof(int64_t));
+  return compactCarryPlanOf<Exec>(compactPlanOf<Exec>(d, stream), stream).states *
+         int64_t(sizeof(Bounds));
+}
+
+// The chunk states (pass 1), their exclusive scan, and the total into `out`.
+template <class Exec, class Combine, class Fold, class A>
+rt::Error compactTotals(const ElementwiseDesc& d, Fold start, A* states, A* out,
+                        rt::Stream stream) {
+  const ScanPlan p = compactPlanOf<Exec>(d, stream);
+  if (rt::Error e =
+          Exec::forEach(p.tasks, false, ChunkFoldOp<Fold, A>{d, p, start, states}, stream);
+      e != rt::Error::Success)
+    return e;
+  if (rt::Error e =
+          scanCarries<Exec>(Combine{}, states, 1, 1, compactCarryPlanOf<Exec>(p, stream), stream);
+      e != rt::Error::Success)
+    return e;
+  return Exec::forEach(1, false, CopyTotalOp<A>{states + p.tasks, out}, stream);
 }
 
 template <class Exec>
 rt::Error launchIndexBounds(const ElementwiseDesc& d, int64_t* minmax, char* workspace,
                             rt::Stream stream) {
   if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
-  if ((d.op[0].dtype != DType::Int64 && d.op[0].dtype != DType::Int32) || minmax == nullptr)
+  if ((d.op[0].dtype != DType::Int64 && d.op[0].dtype != DType::Int32) || minmax == nullptr ||
+      workspace == nullptr)
     return rt::Error::InvalidValue;
-  const ScanPlan p = compactPlanOf<Exec>(d, stream);
-  auto* partial = reinterpret_cast<int64_t*>(workspace);
-  if (p.tasks > 0 && partial == nullptr) return rt::Error::InvalidValue;
-  if (rt::Error e =
-          Exec::forEach(p.tasks, false,
-                        ChunkFoldOp<BoundsFold>{d, p, BoundsFold{d.op[0].dtype}, partial}, stream);
-      e != rt::Error::Success)
-    return e;
-  return Exec::forEach(1, false, BoundsMergeOp{p, partial, minmax}, stream);
+  static_assert(sizeof(Bounds) == 2 * sizeof(int64_t), "minmax is two int64");
+  return compactTotals<Exec, BoundsCombine>(d, BoundsFold{d.op[0].dtype},
+                                            reinterpret_cast<Bounds*>(workspace),
+                                            reinterpret_cast<Bounds*>(minmax), stream);
 }
 
 template <class Exec>
 rt::Error launchNonzeroCount(const ElementwiseDesc& d, int64_t* count, char* workspace,
                              rt::Stream stream) {
   if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
-  const ScanPlan p = compactPlanOf<Exec>(d, stream);
-  auto* counts = reinterpret_cast<int64_t*>(workspace);
-  if (count == nullptr || (p.tasks > 0 && counts == nullptr)) return rt::Error::InvalidValue;
+  if (count == nullptr || workspace == nullptr) return rt::Error::InvalidValue;
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (rt::Error e =
-            Exec::forEach(p.tasks, false, ChunkFoldOp<CountFold<T>>{d, p, {}, counts}, stream);
-        e != rt::Error::Success)
-      return e;
-    return Exec::forEach(1, false, CountOffsetsOp{p, counts, count}, stream);
+    return compactTotals<Exec, CountCombine>(d, CountFold<T>{},
+                                             reinterpret_cast<int64_t*>(workspace), count, stream);
   });
 }
 

@@ -180,7 +180,10 @@ ACCEL_HD inline void layerNormGradWrite(const T* dy, const T* x, const T* w, T* 
 // merge passes' (reduce.h), in OpMath.
 inline int64_t layerNormParamScratchBytes(int64_t rows, int64_t cols, DType dtype) {
   const int64_t chunks = planColumns(cols, cols, rows, 1).chunks;
-  return columnScratchElements(2 * cols, chunks) * (dtype == DType::Double ? 8 : 4);
+  return dispatchDType(dtype, [&](auto tag) -> int64_t {  // the partials are OpMath<T>
+    using T = typename std::decay_t<decltype(tag)>::type;
+    return columnScratchElements(2 * cols, chunks) * int64_t(sizeof(OpMath<T>));
+  });
 }
 
 template <class T, int Lanes>

@@ -19,7 +19,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/device_error.h"
 #include "kernels/reduce_math.h"
-#include "kernels/scan_plan.h"
+#include "kernels/carry_scan.h"
 
 namespace accel::kernels {
 
@@ -78,7 +78,7 @@ struct ScanDesc {
   DType dtype = DType::Float;
   int64_t* indices = nullptr;
   int64_t outer = 1, n = 1, inner = 1;
-  // Device scratch for the chunks' carries of a split scan (planScan), of
+  // Device scratch for the chunks' carries of a split scan (planScan, planCarries), of
   // ReduceTable::scan_workspace_bytes; null when that is 0.
   char* workspace = nullptr;
 };
@@ -680,35 +680,14 @@ struct ScanChunkOp {
   }
 };
 
-// Pass 2, a task per line: its chunks' states become exclusive carries, in chunk order.
-template <class S>
-struct ScanCarryOp {
-  S s;
-  ScanPlan p;
-  int64_t inner;
-  typename S::acc_t* carry;
-  int64_t elementsPerIndex() const { return p.chunks; }
-  ACCEL_HD bool operator()(int64_t line) const {
-    using A = typename S::acc_t;
-    A* c0 = carry + (line / inner) * p.chunks * inner + line % inner;
-    A run = s.identity();
-    for (int64_t c = 0;; ++c) {
-      A* slot = c0 + c * inner;
-      if (c + 1 == p.chunks) {  // the last chunk's state is not needed (nor computed)
-        *slot = run;
-        return true;
-      }
-      const A chunk = *slot;
-      *slot = run;
-      run = s.combine(run, chunk);
-    }
-  }
-};
-
-// The plan of `d` with the driver's numbers (Exec::units, Exec::kScanMinChunk).
+// The plans of `d` with the driver's numbers (Exec::scanGeometry).
 template <class Exec>
 ScanPlan scanPlanOf(const ScanDesc& d, rt::Stream stream) {
-  return planScan(d.outer, d.n, d.inner, Exec::units(stream), Exec::kScanMinChunk);
+  return planScan(d.outer, d.n, d.inner, Exec::scanGeometry(stream));
+}
+template <class Exec>
+CarryPlan scanCarryPlanOf(const ScanDesc& d, const ScanPlan& p, rt::Stream stream) {
+  return planCarries(d.outer * d.inner, p.chunks, Exec::scanGeometry(stream).fan_in);
 }
 
 template <class Exec>
@@ -718,7 +697,8 @@ int64_t scanWorkspaceBytes(const ScanDesc& d, rt::Stream stream) {
   if (p.chunks == 1) return 0;
   int64_t bytes = 0;
   (void)dispatchScanner(d, [&](auto, auto s) {
-    bytes = p.tasks * static_cast<int64_t>(sizeof(typename decltype(s)::acc_t));
+    bytes = scanCarryPlanOf<Exec>(d, p, stream).states *
+            static_cast<int64_t>(sizeof(typename decltype(s)::acc_t));
     return rt::Error::Success;
   });
   return bytes;
@@ -730,7 +710,7 @@ rt::Error launchScan(const ScanDesc& d, rt::Stream stream) {
   if (d.outer * d.n * d.inner == 0) return rt::Error::Success;
   ScanPlan p = scanPlanOf<Exec>(d, stream);
   // A caller that gave no workspace gets a task per line: right, only slower.
-  if (d.workspace == nullptr) p = planScan(d.outer, d.n, d.inner, 1, d.n);
+  if (d.workspace == nullptr) p = planScan(d.outer, d.n, d.inner, {1, 1, d.n, 2});
   return dispatchScanner(d, [&](auto tag, auto s) -> rt::Error {
     using T = typename decltype(tag)::type;
     using S = decltype(s);
@@ -740,8 +720,8 @@ rt::Error launchScan(const ScanDesc& d, rt::Stream stream) {
               Exec::forEach(p.tasks, false, ScanChunkOp<T, S, false>{d, s, p, carry}, stream);
           e != rt::Error::Success)
         return e;
-      if (rt::Error e =
-              Exec::forEach(d.outer * d.inner, false, ScanCarryOp<S>{s, p, d.inner, carry}, stream);
+      if (rt::Error e = scanCarries<Exec>(s, carry, d.outer, d.inner,
+                                          scanCarryPlanOf<Exec>(d, p, stream), stream);
           e != rt::Error::Success)
         return e;
     }

@@ -9,11 +9,18 @@
 
 namespace accel::kernels {
 
-// A scan of `lines` = outer * inner independent lines of n elements each, spread over `units`
-// parallel processors (CUDA: SMs; host: threads). With enough lines a task scans a whole line
-// (chunks == 1: one pass). Otherwise each line is cut into `chunks` runs of `chunk` consecutive
-// elements (none empty, the last maybe shorter) and three passes run: every chunk but the last
-// computes its aggregate; a task per line turns its chunks' aggregates into exclusive carries;
+// A driver's numbers for these plans.
+struct ScanGeometry {
+  int64_t units;           // parallel processors (CUDA: SMs; host: threads)
+  int64_t tasks_per_unit;  // chunk tasks a unit should get when the lines are few
+  int64_t min_chunk;       // the fewest elements worth a chunk of their own (a pass's cost)
+  int64_t fan_in;          // carry states a task folds per level (carry_scan.h), >= 2
+};
+
+// A scan of `lines` = outer * inner independent lines of n elements each. With enough lines a
+// task scans a whole line (chunks == 1: one pass). Otherwise each line is cut into `chunks`
+// runs of `chunk` consecutive elements (none empty, the last maybe shorter): every chunk but
+// the last computes its aggregate, the aggregates become exclusive carries (carry_scan.h), and
 // every chunk rescans itself from its carry and writes. Tasks of the chunk passes are numbered
 // (outer, chunk, inner) with inner fastest, so that neighbouring tasks read neighbouring
 // elements when inner > 1. A compaction over numel elements is the plan of one line.
@@ -23,19 +30,12 @@ struct ScanPlan {
   int64_t tasks = 0;   // lines * chunks: the tasks of the aggregate and rescan passes
 };
 
-// Tasks per unit the chunk passes aim for: each task walks its chunk in sequence, so a GPU
-// needs many per SM to keep memory busy, while the carry pass (one task per line, serial over
-// the line's chunks) wants few chunks; 64 balances the two on an H200 (8448 tasks).
-constexpr int64_t kScanTasksPerUnit = 64;
-
-// min_chunk: the fewest elements worth a chunk of its own on the driver (its cost of a pass).
-ACCEL_HD inline ScanPlan planScan(int64_t outer, int64_t n, int64_t inner, int64_t units,
-                                  int64_t min_chunk) {
+ACCEL_HD inline ScanPlan planScan(int64_t outer, int64_t n, int64_t inner, const ScanGeometry& g) {
   ScanPlan p;
   const int64_t lines = outer * inner;
   if (lines <= 0 || n <= 0) return p;
-  const int64_t target = kScanTasksPerUnit * (units > 0 ? units : 1);
-  if (min_chunk < 1) min_chunk = 1;
+  const int64_t target = g.tasks_per_unit * (g.units > 0 ? g.units : 1);
+  const int64_t min_chunk = g.min_chunk < 1 ? 1 : g.min_chunk;
   if (lines < target && n >= 2 * min_chunk) {
     const int64_t want = (target + lines - 1) / lines;
     const int64_t most = n / min_chunk;
@@ -45,6 +45,33 @@ ACCEL_HD inline ScanPlan planScan(int64_t outer, int64_t n, int64_t inner, int64
   p.chunks = (n + p.chunk - 1) / p.chunk;  // no empty chunk
   p.tasks = lines * p.chunks;
   return p;
+}
+
+// The exclusive scan of each line's `count` carry states, in levels: level 0 holds the states
+// themselves; each next level one state per group of fan_in states of the level below (a
+// group's aggregate), until a level has at most fan_in states per line, which one task per
+// line scans. Then each level's groups rescan themselves from the level above's carries, top
+// down. Each level is laid out (outer, count, inner) like the chunks; all lie in one scratch.
+constexpr int kMaxCarryLevels = 24;
+struct CarryPlan {
+  int levels = 0;
+  int64_t fan_in = 2;
+  int64_t count[kMaxCarryLevels] = {};   // states per line at each level
+  int64_t offset[kMaxCarryLevels] = {};  // each level's first state in the scratch
+  int64_t states = 0;                    // the scratch's states, every level together
+};
+
+ACCEL_HD inline CarryPlan planCarries(int64_t lines, int64_t count, int64_t fan_in) {
+  CarryPlan c;
+  c.fan_in = fan_in < 2 ? 2 : fan_in;
+  if (lines <= 0 || count <= 0) return c;
+  for (int64_t k = count;; k = (k + c.fan_in - 1) / c.fan_in) {
+    c.count[c.levels] = k;
+    c.offset[c.levels] = c.states;
+    c.states += lines * k;
+    // (At the cap the top level keeps more than fan_in states: one task still scans them.)
+    if (++c.levels == kMaxCarryLevels || k <= c.fan_in) return c;
+  }
 }
 
 // Task t of the chunk passes: its line's first element (in elements) and its range [begin,

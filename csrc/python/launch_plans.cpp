@@ -28,13 +28,14 @@ using kernels::cuda::threadGrid;
 struct Pass {
   std::string kernel;
   int64_t blocks;
-  int64_t threads;  // per block
-  int64_t work;     // threads with work (a grid-stride loop's blocks are capped)
+  int64_t threads;     // per block
+  int64_t work;        // threads with work (a grid-stride loop's blocks are capped)
+  int64_t states = 0;  // scans and compactions: the carry states it reads and writes
 };
 
-Pass threadsPass(const char* kernel, int64_t n) {
+Pass threadsPass(const char* kernel, int64_t n, int64_t states = 0) {
   const int64_t blocks = threadGrid(n);
-  return {kernel, blocks, kThreads, n < blocks * kThreads ? n : blocks * kThreads};
+  return {kernel, blocks, kThreads, n < blocks * kThreads ? n : blocks * kThreads, states};
 }
 Pass blocksPass(const char* kernel, int64_t blocks) {
   return {kernel, blockGrid(blocks), kThreads, blockGrid(blocks) * kThreads};
@@ -79,21 +80,45 @@ std::vector<Pass> layerNormBackwardPlan(int64_t rows, int64_t cols) {
   return passes;
 }
 
-// launchScan (kernels/reduce.h): a thread per line, or chunk aggregates, a thread per line
-// turning them into carries, and the rescan.
-std::vector<Pass> scanPlan(int64_t outer, int64_t n, int64_t inner, int64_t sms) {
-  const kernels::ScanPlan p = kernels::planScan(outer, n, inner, sms, kernels::cuda::kScanMinChunk);
-  if (p.chunks == 1) return {threadsPass("scanChunk", p.tasks)};
-  return {threadsPass("scanChunk", p.tasks), threadsPass("scanCarry", outer * inner),
-          threadsPass("scanChunk", p.tasks)};
+// scanCarries (kernels/carry_scan.h) over `lines` lines planned by `c`: a fold per level up,
+// a rescan per level down (the top one a task per line).
+void addCarryPasses(std::vector<Pass>& passes, int64_t lines, const kernels::CarryPlan& c) {
+  for (int l = 0; l + 1 < c.levels; ++l) {
+    const int64_t groups = c.count[l + 1];
+    passes.push_back(threadsPass("carryFold", lines * (groups > 1 ? groups - 1 : 1),
+                                 lines * (c.count[l] + groups)));
+  }
+  for (int l = c.levels - 1; l >= 0; --l) {
+    const bool top = l + 1 == c.levels;
+    const int64_t groups = top ? 1 : c.count[l + 1];
+    passes.push_back(
+        threadsPass("carryRescan", lines * groups, lines * (2 * c.count[l] + (top ? 0 : groups))));
+  }
 }
 
-// launchNonzeroCount and launchNonzero (kernels/index.h): chunk counts, their offsets (one
-// task), then each chunk writes its coordinates.
+// launchScan (kernels/reduce.h): a thread per line; or chunk aggregates, their carries, and
+// the rescan of each chunk.
+std::vector<Pass> scanPlan(int64_t outer, int64_t n, int64_t inner, int64_t sms) {
+  const kernels::ScanGeometry g = kernels::cuda::scanGeometry(sms);
+  const kernels::ScanPlan p = kernels::planScan(outer, n, inner, g);
+  if (p.chunks == 1) return {threadsPass("scanChunk", p.tasks)};
+  const int64_t lines = outer * inner, aggregates = lines * (p.chunks - 1);
+  std::vector<Pass> passes{threadsPass("scanAggregate", aggregates, aggregates)};
+  addCarryPasses(passes, lines, kernels::planCarries(lines, p.chunks, g.fan_in));
+  passes.push_back(threadsPass("scanWrite", p.tasks, p.tasks));
+  return passes;
+}
+
+// launchNonzeroCount and launchNonzero (kernels/index.h): chunk counts, their offsets and
+// total, the total's copy, then each chunk writes its coordinates.
 std::vector<Pass> nonzeroPlan(int64_t numel, int64_t sms) {
-  const kernels::ScanPlan p = kernels::planCompact(numel, sms, kernels::cuda::kScanMinChunk);
-  return {threadsPass("countFold", p.tasks), threadsPass("countOffsets", 1),
-          threadsPass("nonzeroChunk", p.tasks)};
+  const kernels::ScanGeometry g = kernels::cuda::scanGeometry(sms);
+  const kernels::ScanPlan p = kernels::planCompact(numel, g);
+  std::vector<Pass> passes{threadsPass("countFold", p.tasks, p.tasks)};
+  addCarryPasses(passes, 1, kernels::planCarries(1, p.tasks + 1, g.fan_in));
+  passes.push_back(threadsPass("copyTotal", 1, 2));
+  passes.push_back(threadsPass("nonzeroChunk", p.tasks, p.tasks));
+  return passes;
 }
 
 // launchSort (kernels/sort.h): the tile sort, then the merge passes.
@@ -108,7 +133,8 @@ py::list toPython(const std::vector<Pass>& passes) {
   py::list out;
   for (const Pass& p : passes)
     out.append(py::dict(py::arg("kernel") = p.kernel, py::arg("blocks") = p.blocks,
-                        py::arg("threads") = p.threads, py::arg("work") = p.work));
+                        py::arg("threads") = p.threads, py::arg("work") = p.work,
+                        py::arg("states") = p.states));
   return out;
 }
 

@@ -158,6 +158,44 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
 }
 
+// A strided mask over many chunks and carry levels (DeepPlanExecutor): the count, the bounds
+// and the coordinates against a sequential walk.
+TEST_F(IndexKernelTest, CompactionsOverManyCarryLevels) {
+  const int64_t rows = 37, cols = 29;  // read transposed: strides (1, rows)
+  std::vector<int64_t> values(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) values[i] = (i * 7919) % 11 - 5;
+  ElementwiseDesc d;
+  d.ndim = 2;
+  d.sizes[0] = cols;
+  d.sizes[1] = rows;
+  d.numel = rows * cols;
+  d.noperands = 1;
+  d.op[0] = operand(upload(values), DType::Int64, {8, 8 * cols});
+  char* workspace = deviceAlloc(compactWorkspaceBytes<DeepPlanExecutor>(d, stream_));
+  ASSERT_GT(
+      compactCarryPlanOf<DeepPlanExecutor>(compactPlanOf<DeepPlanExecutor>(d, stream_), stream_)
+          .levels,
+      4);
+  std::vector<int64_t> coords;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t i = 0; i < cols; ++i)
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t v = values[j * cols + i];
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      if (v != 0) coords.insert(coords.end(), {i, j});
+    }
+  int64_t* mm = upload<int64_t>({0, 0});
+  ASSERT_EQ(launchIndexBounds<DeepPlanExecutor>(d, mm, workspace, stream_), rt::Error::Success);
+  EXPECT_EQ(read(mm, 2), (std::vector<int64_t>{lo, hi}));
+  int64_t* count = upload<int64_t>({0});
+  ASSERT_EQ(launchNonzeroCount<DeepPlanExecutor>(d, count, workspace, stream_), rt::Error::Success);
+  ASSERT_EQ(read(count, 1)[0], int64_t(coords.size() / 2));
+  int64_t* out = upload<int64_t>(std::vector<int64_t>(coords.size(), -1));
+  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, out, workspace, stream_), rt::Error::Success);
+  EXPECT_EQ(read(out, coords.size()), coords);
+}
+
 TEST_F(IndexKernelTest, TriangleAndArange) {
   std::vector<float> v(12);
   std::iota(v.begin(), v.end(), 1.0f);

@@ -128,35 +128,46 @@ TEST_F(ReduceTest, CumsumOfInt64AlongTheOuterDim) {
   EXPECT_EQ(get<int64_t>(out, 6), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
 }
 
-// A line long enough to be split into chunks: the three passes against the sequential scan.
+// Lines split into chunks: every pass against the sequential scan, with the host's plan and
+// with one deep enough for many carry levels.
 TEST_F(ReduceTest, SplitScansMatchTheSequentialOnes) {
-  const int64_t n = 5 * host::PlanExecutor::kScanMinChunk + 17, inner = 2;
-  std::vector<int64_t> x(n * inner);
-  for (int64_t i = 0; i < n * inner; ++i) x[i] = (i * 7919) % 13 - 6;
-  ScanDesc d;
-  d.in = put(x);
-  d.dtype = DType::Int64;
-  d.n = n;
-  d.inner = inner;
-  d.out = deviceAlloc(n * inner * 8);
-  d.indices = reinterpret_cast<int64_t*>(deviceAlloc(n * inner * 8));
-  for (ScanOp op : {ScanOp::Sum, ScanOp::Max, ScanOp::Min}) {
-    d.op = op;
-    const int64_t bytes = host::reduceTable().scan_workspace_bytes(d, stream_);
-    ASSERT_GT(bytes, 0);
-    d.workspace = deviceAlloc(bytes);
-    ASSERT_EQ(host::reduceTable().scan(d, stream_), rt::Error::Success);
-    const std::vector<int64_t> got = get<int64_t>(d.out, n * inner);
-    const std::vector<int64_t> at = get<int64_t>(reinterpret_cast<char*>(d.indices), n * inner);
-    for (int64_t k = 0; k < inner; ++k) {
-      int64_t acc = 0, best = 0, pos = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t v = x[j * inner + k];
-        acc += v;
-        if (j == 0 || (op == ScanOp::Max ? v >= best : v <= best)) best = v, pos = j;
-        const int64_t want = op == ScanOp::Sum ? acc : best;
-        ASSERT_EQ(got[j * inner + k], want) << int(op) << " " << j;
-        if (op != ScanOp::Sum) ASSERT_EQ(at[j * inner + k], pos) << int(op) << " " << j;
+  const int64_t grain = host::PlanExecutor::scanGeometry(stream_).min_chunk;
+  for (auto [n, deep] : {std::pair<int64_t, bool>{5 * grain + 17, false}, {1001, true}}) {
+    const int64_t inner = 2;
+    std::vector<int64_t> x(n * inner);
+    for (int64_t i = 0; i < n * inner; ++i) x[i] = (i * 7919) % 13 - 6;
+    ScanDesc d;
+    d.in = put(x);
+    d.dtype = DType::Int64;
+    d.n = n;
+    d.inner = inner;
+    d.out = deviceAlloc(n * inner * 8);
+    d.indices = reinterpret_cast<int64_t*>(deviceAlloc(n * inner * 8));
+    for (ScanOp op : {ScanOp::Sum, ScanOp::Max, ScanOp::Min}) {
+      d.op = op;
+      const int64_t bytes = deep ? scanWorkspaceBytes<DeepPlanExecutor>(d, stream_)
+                                 : host::reduceTable().scan_workspace_bytes(d, stream_);
+      ASSERT_GT(bytes, 0);
+      d.workspace = deviceAlloc(bytes);
+      if (deep) {
+        const ScanPlan p = scanPlanOf<DeepPlanExecutor>(d, stream_);
+        ASSERT_GT(scanCarryPlanOf<DeepPlanExecutor>(d, p, stream_).levels, 4);
+      }
+      ASSERT_EQ(
+          deep ? launchScan<DeepPlanExecutor>(d, stream_) : host::reduceTable().scan(d, stream_),
+          rt::Error::Success);
+      const std::vector<int64_t> got = get<int64_t>(d.out, n * inner);
+      const std::vector<int64_t> at = get<int64_t>(reinterpret_cast<char*>(d.indices), n * inner);
+      for (int64_t k = 0; k < inner; ++k) {
+        int64_t acc = 0, best = 0, pos = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t v = x[j * inner + k];
+          acc += v;
+          if (j == 0 || (op == ScanOp::Max ? v >= best : v <= best)) best = v, pos = j;
+          const int64_t want = op == ScanOp::Sum ? acc : best;
+          ASSERT_EQ(got[j * inner + k], want) << int(op) << " " << j << " deep " << deep;
+          if (op != ScanOp::Sum) ASSERT_EQ(at[j * inner + k], pos) << int(op) << " " << j;
+        }
       }
     }
   }

@@ -13,10 +13,17 @@
 
 #include "kernels/dtype.h"
 #include "kernels/abi.h"
+#include "kernels/host/plan_executor.h"
 #include "kernels/tables.h"
 #include "runtime/host/host_driver.h"
 
 namespace accel::kernels::testing {
+
+// The host executor with a plan that splits scans and compactions into chunks of a few
+// elements, their carries folded two at a time: every carry level runs on a small input.
+struct DeepPlanExecutor : host::PlanExecutor {
+  static ScanGeometry scanGeometry(rt::Stream) { return {4, 256, 3, 2}; }
+};
 
 inline const std::vector<DType>& allDTypes() {
 #define ACCEL_LIST(NAME, TYPE, VALUE) DType::NAME,

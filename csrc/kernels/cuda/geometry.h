@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/scan_plan.h"
+
 namespace accel::kernels::cuda {
 
 constexpr int kThreads = 256;
@@ -27,9 +29,11 @@ inline int64_t blockGrid(int64_t blocks) {
 constexpr int64_t kShortReduce = 32;
 constexpr int64_t kReduceMinChunk = 16 * kThreads;
 
-// Scans and compactions (scan_plan.h): a thread walks each chunk; a launch costs little, so
-// short chunks pay already.
-constexpr int64_t kScanMinChunk = 256;
+// Scans and compactions (scan_plan.h): a thread walks a chunk of about 32 elements (a 128-byte
+// line of floats, which L1 holds while the thread consumes it, so a warp's loads cost no more
+// DRAM traffic than coalesced ones), with up to 4096 chunks per SM: twice its 2048 resident
+// threads. Carries fold 8 at a time: the few threads of a level's pass each wait on few loads.
+inline ScanGeometry scanGeometry(int64_t sms) { return {sms, 4096, 32, 8}; }
 // Sort (sort.h): forEach runs a task per thread, and two 256-thread blocks of merge tasks per SM
 // hide its memory latency.
 constexpr int64_t kSortTasksPerUnit = 2 * kThreads;

@@ -24,8 +24,8 @@ inline int64_t smCount(rt::Stream stream) {
 
 struct PlanExecutor : Executor {
   static int64_t units(rt::Stream stream) { return smCount(stream); }
-  static constexpr int64_t kScanMinChunk = cuda::kScanMinChunk;          // geometry.h
-  static constexpr int64_t kSortTasksPerUnit = cuda::kSortTasksPerUnit;  // geometry.h
+  static ScanGeometry scanGeometry(rt::Stream stream) { return cuda::scanGeometry(units(stream)); }
+  static constexpr int64_t kSortTasksPerUnit = cuda::kSortTasksPerUnit;
 };
 
 }  // namespace accel::kernels::cuda

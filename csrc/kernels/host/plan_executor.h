@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels/host/executor.h"
+#include "kernels/scan_plan.h"
 #include "runtime/host/parallel.h"
 
 namespace accel::kernels::host {
@@ -10,8 +11,9 @@ namespace accel::kernels::host {
 struct PlanExecutor : Executor {
   // Parallel units: the pool's threads.
   static int64_t units(rt::Stream) { return rt::host::numThreads(); }
-  // A scan chunk is worth a pass of its own from about one task's grain of elements.
-  static constexpr int64_t kScanMinChunk = kGrain;
+  // Scans and compactions: 64 chunks a thread balance the pool's load; a chunk is worth a pass
+  // of its own from about one task's grain of elements; the few carries fold 64 at a time.
+  static ScanGeometry scanGeometry(rt::Stream stream) { return {units(stream), 64, kGrain, 64}; }
   // forEach splits a launch by elements (kGrain), not by tasks: shorter sort tiles would add
   // passes over memory, never threads.
   static constexpr int64_t kSortTasksPerUnit = 1;
