@@ -111,10 +111,11 @@ test-tsan: sysdeps
 # zoo (the same, for whole models) and the multi-process distributed tests (minutes of process
 # start-up; their device work is the driver's copies, which the single-process tests cover)
 # and the OpInfo conformance slice (thousands of one-op calls that check values and errors,
-# mostly through the fallback; `make test` runs it).
+# mostly through the fallback; `make test` runs it), and torch.compile's tests (three minutes of
+# Inductor compiling; test_protect_mode_kernels_do_not_fault runs compiled kernels in this mode).
 test-protect: build
 	TORCH_ACCEL_PROTECT=1 $(PY) -m pytest -q tests --ignore=tests/test_lora_finetune.py \
-	  --ignore=tests/models --ignore=tests/test_distributed.py \
+	  --ignore=tests/models --ignore=tests/test_compile.py --ignore=tests/test_distributed.py \
 	  --ignore=tests/test_distributed_faults.py --ignore=tests/test_distributed_training.py \
 	  -k "not test_conformance"
 
