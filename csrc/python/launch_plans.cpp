@@ -51,16 +51,21 @@ void addMergePasses(std::vector<Pass>& passes, int64_t outputs, int64_t chunks) 
   }
 }
 
-// cuda/reduce.cu: the column path, a thread per output of a short range, or planReduce's blocks.
+// cuda/reduce.cu's path (reducePath): the column passes, a thread per output of a short range,
+// or planReduce's blocks.
 std::vector<Pass> reducePlan(int64_t out_numel, int64_t red_numel, int64_t run, bool column,
                              int64_t sms) {
-  if (column) {
-    const kernels::ColumnPlan p = kernels::planColumns(out_numel, run, red_numel, 1);
-    std::vector<Pass> passes{threadsPass("columnChunk", p.workers)};
-    addMergePasses(passes, out_numel, p.chunks);
-    return passes;
+  using kernels::cuda::ReducePath;
+  switch (kernels::cuda::reducePath(column, red_numel)) {
+    case ReducePath::Columns: {
+      const kernels::ColumnPlan p = kernels::planColumns(out_numel, run, red_numel, 1);
+      std::vector<Pass> passes{threadsPass("columnChunk", p.workers)};
+      addMergePasses(passes, out_numel, p.chunks);
+      return passes;
+    }
+    case ReducePath::ThreadPerOutput: return {threadsPass("threadPerOutput", out_numel)};
+    case ReducePath::Blocks: break;
   }
-  if (red_numel <= kernels::cuda::kShortReduce) return {threadsPass("threadPerOutput", out_numel)};
   const kernels::ReducePlan p =
       kernels::planReduce(out_numel, red_numel, sms, kernels::cuda::kReduceMinChunk);
   std::vector<Pass> passes{blocksPass("blockPerChunk", p.workers)};

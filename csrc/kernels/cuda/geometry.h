@@ -24,10 +24,18 @@ inline int64_t blockGrid(int64_t blocks) {
   return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks;
 }
 
-// Reductions (reduce.cu): a thread per output when the reduced range is this short; else a
-// block per planReduce worker, each chunk at least 16 elements per thread.
+// Reductions (reduce.cu): a column reduction takes reduce.h's column passes; otherwise a thread
+// per output when the reduced range is this short; else a block per planReduce worker, each
+// chunk at least 16 elements per thread, and a block per output combining the partials of an
+// output whose range was split.
 constexpr int64_t kShortReduce = 32;
 constexpr int64_t kReduceMinChunk = 16 * kThreads;
+enum class ReducePath { Columns, ThreadPerOutput, Blocks };
+inline ReducePath reducePath(bool columns, int64_t red_numel) {
+  return columns                     ? ReducePath::Columns
+         : red_numel <= kShortReduce ? ReducePath::ThreadPerOutput
+                                     : ReducePath::Blocks;
+}
 
 // Scans and compactions (scan_plan.h): a thread walks a chunk of about 32 elements (a 128-byte
 // line of floats, which L1 holds while the thread consumes it, so a warp's loads cost no more

@@ -110,9 +110,10 @@ int64_t workspaceBytes(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt
   int64_t bytes = 0;
   (void)dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
-    if (isColumnReduce(d, sizeof(In))) {
+    const ReducePath path = reducePath(isColumnReduce(d, sizeof(In)), d.red_numel);
+    if (path == ReducePath::Columns) {
       bytes = columnWorkspaceBytes(d, r);
-    } else if (d.red_numel > kShortReduce) {
+    } else if (path == ReducePath::Blocks) {
       const ReducePlan plan = planFor(d, stream);
       if (plan.splits > 1)
         bytes = plan.workers * static_cast<int64_t>(sizeof(typename decltype(r)::acc_t));
@@ -130,8 +131,9 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     using A = typename decltype(r)::acc_t;
-    if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
-    if (d.red_numel <= kShortReduce) {
+    const ReducePath path = reducePath(takesColumnPath(d, sizeof(In)), d.red_numel);
+    if (path == ReducePath::Columns) return launchColumnReduce<Executor, In>(d, r, stream);
+    if (path == ReducePath::ThreadPerOutput) {
       threadPerOutput<In>
           <<<static_cast<unsigned>(threadGrid(d.out_numel)), kThreads, 0, native>>>(d, r);
       return rt::cuda::checkLaunch("threadPerOutput");
