@@ -250,10 +250,11 @@ def test_avg_pool3d_matches_cpu(kw, dtype):
 
 
 @pytest.mark.parametrize("out", [(2, 3, 3), (5, 1, 7), (7, 8, 4)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_adaptive_avg_pool3d_matches_cpu(out, dtype):
+    # (bfloat16 and half go to CPU's kernel, which computes in the dtype itself.)
     x = torch.randn(2, 3, 5, 6, 7, generator=torch.Generator().manual_seed(10))
-    tol = dict(rtol=2e-2, atol=1e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+    tol = dict(rtol=1e-5, atol=1e-6)
     for inp in (x, x[1].transpose(1, 3)):
         res = []
         for device in ("accel", "cpu"):

@@ -462,8 +462,9 @@ struct EmbeddingDenseBackward {
 };
 
 // embedding_renorm_: each looked-up row whose norm exceeds max_norm scaled by
-// max_norm / (norm + 1e-7), as CPU does (the scale in float). Every looked-up row is read
-// before any is written, so a repeated index writes the same row twice.
+// max_norm / (norm + 1e-7), as CPU does: the norm in self's dtype, the scale computed in double
+// and rounded to self's dtype, the product in it. Every looked-up row is read before any is
+// written, so a repeated index writes the same row twice.
 struct EmbeddingRenorm {
   static bool native(at::Tensor& self, const at::Tensor& indices, double, double) {
     return floatingKernelType(self) &&
@@ -478,9 +479,9 @@ struct EmbeddingRenorm {
     const at::Tensor rows = self.index_select(0, flat);
     const at::Tensor norms =
         at::linalg_vector_norm(rows, norm_type, at::IntArrayRef{1}, /*keepdim=*/true)
-            .to(at::kFloat);
+            .to(at::kDouble);
     const at::Tensor scale = at::where(norms > max_norm, max_norm / (norms + 1e-7), 1.0);
-    self.index_copy_(0, flat, (rows.to(at::kFloat) * scale).to(self.scalar_type()));
+    self.index_copy_(0, flat, rows * scale.to(self.scalar_type()));
     return self;
   }
 };

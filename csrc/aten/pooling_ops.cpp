@@ -453,11 +453,18 @@ Tensor alongEach(Tensor x, int64_t n, at::IntArrayRef in, at::IntArrayRef out, b
   return x;
 }
 
+// Half and bfloat16 3-D pooling goes to CPU's kernel, which adds and divides in the dtype
+// itself: the float averages here would differ from it by more than its rounding.
+template <int N>
+bool nativeAdaptive(const Tensor& t) {
+  return floatingKernelType(t) && (N == 2 || !at::isReducedFloatingType(t.scalar_type()));
+}
+
 // _adaptive_avg_pool2d (N = 2) and _adaptive_avg_pool3d (N = 3).
 template <int N>
 struct AdaptiveAvgPool {
   static constexpr const char* kName = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
-  static bool native(const Tensor& self, at::IntArrayRef) { return floatingKernelType(self); }
+  static bool native(const Tensor& self, at::IntArrayRef) { return nativeAdaptive<N>(self); }
   static Tensor compute(const Tensor& self, at::IntArrayRef output_size) {
     TORCH_CHECK(output_size.size() == N, kName, ": output_size must be ", N);
     checkAdaptiveInput(kName, self, N);
@@ -475,7 +482,7 @@ struct AdaptiveAvgPool {
 template <int N>
 struct AdaptiveAvgPoolBackward {
   static bool native(const Tensor& grad_output, const Tensor& self) {
-    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
+    return nativeAdaptive<N>(grad_output) && grad_output.scalar_type() == self.scalar_type();
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self) {
     checkAdaptiveInput(AdaptiveAvgPool<N>::kName, self, N);
