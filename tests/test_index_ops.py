@@ -242,6 +242,8 @@ def test_scatter_reduce_bad_arguments():
         x.scatter_reduce(0, i, x.double(), "amax")
     with pytest.raises(RuntimeError, match="must have the same scalar type"):
         x.index_reduce(0, i, x[:1].double(), "amax")
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        x[0].index_reduce(0, i, x[:1], "amax")  # a 0-dim self takes a 0-dim source only
 
 
 # ---- advanced indexing ----------------------------------------------------------------------

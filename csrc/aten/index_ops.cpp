@@ -297,6 +297,11 @@ struct IndexSelect {
 void indexCombineInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                       const at::Tensor& source_, IndexMode mode, const c10::Scalar& alpha,
                       const char* name) {
+  // A 0-dim self or source is one element only when the other is 0-dim too, as on CPU.
+  TORCH_CHECK((self_.dim() != 0 && source_.dim() != 0) || self_.sizes() == source_.sizes(),
+              "source tensor shape must match self tensor shape, excluding the specified "
+              "dimension. Got self.shape = ",
+              self_.sizes(), " source.shape = ", source_.sizes());
   at::Tensor self = atLeast1d(self_), source = atLeast1d(source_);
   at::Tensor index = onDevice(index_, self_);
   TORCH_CHECK(source.dim() == self.dim(), name,
