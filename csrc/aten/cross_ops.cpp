@@ -23,9 +23,10 @@ struct LinalgCross {
                             const Output& out) {
     TORCH_CHECK(self.dim() == other.dim(),
                 "linalg.cross: inputs must have the same number of dimensions.");
+    const int64_t given = dim;  // CPU's message names the dimension as given
     dim = at::maybe_wrap_dim(dim, self.dim());
-    TORCH_CHECK(self.size(dim) == 3 && other.size(dim) == 3, "linalg.cross: inputs dimension ", dim,
-                " must have length 3. Got ", self.size(dim), " and ", other.size(dim));
+    TORCH_CHECK(self.size(dim) == 3 && other.size(dim) == 3, "linalg.cross: inputs dimension ",
+                given, " must have length 3. Got ", self.size(dim), " and ", other.size(dim));
     const auto shape = at::infer_size(self.sizes(), other.sizes());
     at::Tensor result = out.allocate(shape, self.options(), Output::DTypeRule::Exact);
     out.checkNoOverlap({self, other});
