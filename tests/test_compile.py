@@ -256,7 +256,10 @@ def test_cpp_wrapper_calls_extern_kernels_through_the_dispatcher():
     # CPU's C shims (aoti_torch_cpu_mm_out, ...) would run at::cpu kernels on the calling
     # thread, outside accel's streams; on accel every extern call goes to the dispatcher.
     def f(x, w, b):
-        return (torch.addmm(b, x, w).relu() @ w).sin() + torch.kthvalue(x, 2, 1).values.sum()
+        lengths = torch.tensor([2, 4], device=x.device)
+        return (torch.addmm(b, x, w).relu() @ w).sin() + torch.segment_reduce(
+            x, "max", lengths=lengths
+        ).sum()
 
     x, w, b = torch.randn(6, 6), torch.randn(6, 6), torch.randn(6)
     with inductor_config.patch(cpp_wrapper=True):
@@ -267,11 +270,11 @@ def test_cpp_wrapper_calls_extern_kernels_through_the_dispatcher():
     assert "aoti_torch_cpu_" not in code[0] and "aoti_torch_accel_" not in code[0]
     # a fallback op, through the dispatcher too (torch 2.14's runtime lookup calls it boxed)
     assert (
-        'aoti_torch_call_dispatcher("aten::kthvalue"' in code[0]
-        or 'findSchemaOrThrow("aten::kthvalue", "")' in code[0]
+        'aoti_torch_call_dispatcher("aten::segment_reduce"' in code[0]
+        or 'findSchemaOrThrow("aten::segment_reduce", "")' in code[0]
     ), code[0]
     assert "cached_torch_device_type_privateuse1" in code[0]  # buffers from accel's allocator
-    assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
+    assert torch_accel.fallback_counts() == {"aten::segment_reduce": 1}
 
 
 @host_only
@@ -296,22 +299,22 @@ def test_dynamic_batch_size_compiles_once(wrapper):
 @host_only
 @WRAPPERS
 def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
-    # kthvalue has no Inductor lowering (it stays an aten call in the graph) and no native
-    # accel kernel: it runs through the counted CPU fallback, between fused kernels.
-    def f(x):
-        return torch.kthvalue(x.sin() * 2, 7).values + 1
+    # segment_reduce has no Inductor lowering (it stays an aten call in the graph) and no
+    # native accel kernel: it runs through the counted CPU fallback, between fused kernels.
+    def f(x, lengths):
+        return torch.segment_reduce(x.sin() * 2, "max", lengths=lengths) + 1
 
-    x = torch.randn(300)
+    x, lengths = torch.randn(300), torch.tensor([100, 150, 50])
     compiled = torch.compile(f)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = compiled(x.to("accel"))
-    torch.testing.assert_close(out.cpu(), f(x))
-    assert torch_accel.fallback_counts() == {"aten::kthvalue.values": 1}
+        out = compiled(x.to("accel"), lengths.to("accel"))
+    torch.testing.assert_close(out.cpu(), f(x, lengths))
+    assert torch_accel.fallback_counts() == {"aten::segment_reduce": 1}
     # The backend's warning names the op. It is a Python warning where the call path installs
     # PyTorch's warning handler, and goes to stderr (c10's default handler) from compiled code.
     warned = [str(w.message) for w in caught] + [capfd.readouterr().err]
-    assert any("'aten::kthvalue.values' has no native accel kernel" in m for m in warned), warned
+    assert any("'aten::segment_reduce' has no native accel kernel" in m for m in warned), warned
 
 
 def test_triton_path_generates_code():

@@ -1,7 +1,7 @@
-"""F.embedding_bag / nn.EmbeddingBag in modes sum and mean (csrc/aten/embedding_bag_ops.cpp)
+"""F.embedding_bag / nn.EmbeddingBag in modes sum, mean and max (csrc/aten/embedding_bag_ops.cpp)
 against CPU: offsets with empty bags, include_last_offset, padding_idx, per_sample_weights,
-scale_grad_by_freq, 2-D input, the output and the gradients of weight and per_sample_weights,
-float32 and bfloat16, with no fallback; mode max stays on the counted fallback."""
+scale_grad_by_freq, 2-D input, the output, max mode's indices and the gradients of weight and
+per_sample_weights, float32 and bfloat16, with no fallback."""
 
 import pytest
 import torch
@@ -25,6 +25,8 @@ OFFSETS = torch.tensor([0, 4, 4, 6])  # bag 1 is empty
         dict(mode="sum", include_last_offset=True),
         dict(mode="sum", weighted=True),
         dict(mode="sum", weighted=True, padding_idx=4, scale_grad_by_freq=True),
+        dict(mode="max"),
+        dict(mode="max", padding_idx=3, include_last_offset=True),
     ],
     ids=str,
 )
@@ -74,11 +76,21 @@ def test_embedding_bag_module_2d_input_int32_and_max_mode():
     torch_accel.reset_fallback_counts()
     torch.testing.assert_close(acc(x.to("accel")).cpu(), bag(x))
     assert torch_accel.fallback_counts() == {}
-    # Mode max has no native kernel: the counted fallback, still right.
+    # Mode max: the bags' maxima and which index reached them (0 for an empty bag, as CPU).
     w = torch.randn(10, 3)
-    got = F.embedding_bag(INDICES.to("accel"), w.to("accel"), OFFSETS.to("accel"), mode="max")
-    torch.testing.assert_close(got.cpu(), F.embedding_bag(INDICES, w, OFFSETS, mode="max"))
-    assert "aten::_embedding_bag_forward_only" in torch_accel.fallback_counts()  # no grad
+    w[4, 1] = w[1, 1]  # a tie in bag 0: the first index wins
+    for ids, off in (
+        (INDICES, OFFSETS),
+        (x.reshape(-1) % 10, torch.arange(0, 28, 7, dtype=torch.int32)),
+    ):
+        args = (False, 2, False, None, False, 3)  # scale_grad_by_freq, mode, ..., padding_idx
+        got = torch._embedding_bag(w.to("accel"), ids.to("accel"), off.to("accel"), *args)
+        want = torch._embedding_bag(w, ids, off, *args)
+        for k in (0, 3):  # output, max_indices; offset2bag and bag_size may be int64 here
+            torch.testing.assert_close(got[k].cpu(), want[k])
+        for k in (1, 2):
+            torch.testing.assert_close(got[k].cpu(), want[k], check_dtype=False)
+    assert torch_accel.fallback_counts() == {}
 
 
 def test_embedding_bag_bad_input():

@@ -1,7 +1,8 @@
 """Native indexing, shape and sort ops against CPU: index_select, gather, scatter(_add),
-index_add, advanced indexing read and write, embedding (+ backward), nonzero, cat/stack,
-triu/tril, arange, sort/topk, searchsorted/bucketize, and bad indices (a clear error, then the
-device still works)."""
+scatter_reduce, index_add, index_reduce, advanced indexing read and write, embedding
+(+ backward, renorm), nonzero, cat/stack, triu/tril, arange, linspace, logspace, linalg_cross,
+sort/topk, searchsorted/bucketize, and bad indices (a clear error, then the device still
+works)."""
 
 import re
 
@@ -154,6 +155,95 @@ def test_index_copy_index_fill_and_reductions(dtype):
         dev(x).masked_scatter(dev(mask), dev(src)).cpu(), x.masked_scatter(mask, src)
     )
     assert_native()
+
+
+REDUCES = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def with_nans(t):
+    if t.is_floating_point():
+        t = t.clone()
+        t.view(-1)[3::7] = float("nan")
+    return t
+
+
+def assert_same(actual, expected):
+    torch.testing.assert_close(actual.cpu(), expected, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_and_index_reduce(dtype, include_self):
+    # Duplicate targets, NaNs (they win amax/amin and spread through the rest, as on CPU),
+    # integer mean's floor division: the results equal CPU's exactly.
+    x = with_nans(sample((5, 4), dtype))
+    src = with_nans(sample((6, 4), dtype, seed=2))
+    index = torch.randint(0, 5, (6, 4), generator=torch.Generator().manual_seed(3))
+    rows = torch.tensor([3, 0, 3, 1, 4, 0])
+    for reduce in REDUCES if dtype != torch.bool else ["sum", "prod", "amax", "amin"]:
+        kw = dict(include_self=include_self)
+        expected = x.scatter_reduce(0, index, src, reduce, **kw)
+        assert_same(dev(x).scatter_reduce(0, dev(index), dev(src), reduce, **kw), expected)
+        a = noncontig(x)
+        a.scatter_reduce_(1, dev(index[:5, :3] % 4), noncontig(src), reduce, **kw)
+        assert_same(a, x.scatter_reduce(1, index[:5, :3] % 4, src, reduce, **kw))
+        out = torch.empty(0, dtype=dtype, device="accel")
+        torch.scatter_reduce(dev(x), 0, dev(index), dev(src), reduce, **kw, out=out)
+        assert_same(out, expected)
+        if reduce == "sum" or (dtype == torch.bool and not include_self):
+            continue  # CPU has neither
+        expected = x.index_reduce(0, rows, src, reduce, **kw)
+        assert_same(dev(x).index_reduce(0, dev(rows), dev(src), reduce, **kw), expected)
+        a = noncontig(x)
+        a.index_reduce_(1, dev(rows[:4] % 4).int(), noncontig(src[:5]), reduce, **kw)
+        assert_same(a, x.index_reduce(1, (rows[:4] % 4).int(), src[:5], reduce, **kw))
+        out = torch.empty(0, dtype=dtype, device="accel")
+        torch.index_reduce(dev(x), 0, dev(rows), dev(src), reduce, **kw, out=out)
+        assert_same(out, expected)
+    if dtype != torch.bool:
+        assert_same(
+            dev(x).scatter(0, dev(index), dev(src), reduce="multiply"),
+            x.scatter(0, index, src, reduce="multiply"),
+        )
+    assert_native()
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_and_index_reduce_backward(include_self):
+    x = sample((5, 4), torch.float32)
+    src = sample((6, 4), torch.float32, seed=2)
+    src[2, 1] = 0.0  # prod's gradient around a zero
+    index = torch.randint(0, 5, (6, 4), generator=torch.Generator().manual_seed(3))
+    rows = torch.tensor([3, 0, 3, 1, 4, 0])
+    weight = sample((5, 4), torch.float32, seed=4)
+    calls = [lambda s, i, v, r: s.scatter_reduce(0, i, v, r, include_self=include_self)] + [
+        lambda s, i, v, r: s.index_reduce(0, i, v, r, include_self=include_self)
+    ]
+    for k, call in enumerate(calls):
+        for reduce in REDUCES[k:]:
+            grads = []
+            for d in (torch.clone, dev):
+                xs = d(x).requires_grad_()
+                ss = d(src).requires_grad_()
+                (call(xs, d(index if k == 0 else rows), ss, reduce) * d(weight)).sum().backward()
+                grads.append((xs.grad.cpu(), ss.grad.cpu()))
+            torch.testing.assert_close(grads[1], grads[0], msg=reduce)
+    assert_native()
+
+
+def test_scatter_reduce_bad_arguments():
+    x = torch.zeros(3, device="accel")
+    i = torch.tensor([0], device="accel")
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean"):
+        x.scatter_reduce(0, i, x, "max")
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax"):
+        x.index_reduce(0, i, x[:1], "sum")
+    with pytest.raises(RuntimeError, match="Expected self.dtype to be equal to src.dtype"):
+        x.scatter_reduce(0, i, x.double(), "amax")
+    with pytest.raises(RuntimeError, match="must have the same scalar type"):
+        x.index_reduce(0, i, x[:1].double(), "amax")
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        x[0].index_reduce(0, i, x[:1], "amax")  # a 0-dim self takes a 0-dim source only
 
 
 # ---- advanced indexing ----------------------------------------------------------------------
@@ -384,6 +474,78 @@ def test_linspace():
     assert_native()
 
 
+def test_logspace():
+    # base ** e in double, e from both ends as CPU: equal to CPU's up to the last rounding.
+    for args, kw in [
+        ((0, 1, 11), {}),
+        ((-3.5, 7.25, 100), dict(base=2.0)),
+        ((2, -2, 7), dict(dtype=torch.float64)),
+        ((0, 1, 33), dict(dtype=torch.bfloat16, base=3.0)),
+        ((1.5, 1.5, 1), {}),
+        ((3, 9, 0), {}),
+    ]:
+        got = torch.logspace(*args, device="accel", **kw)
+        expected = torch.logspace(*args, **kw)
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu(), expected)
+    out = torch.empty(0, device="accel", dtype=torch.float64)
+    torch.logspace(-1, 2, 9, base=5, out=out)
+    torch.testing.assert_close(out.cpu(), torch.logspace(-1, 2, 9, base=5, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        torch.logspace(0, 1, -1, device="accel")
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_linalg_cross(dtype):
+    a = sample((4, 3, 5), dtype)
+    b = sample((4, 3, 5), dtype, seed=1)
+    for x, y, dim in [
+        (a, b, 1),
+        (a.transpose(0, 2), b[:1].transpose(0, 2), 1),
+        (a[:, :, 0], b[:1, :, 0], -1),
+    ]:
+        expected = torch.linalg.cross(x, y, dim=dim)
+        torch.testing.assert_close(torch.linalg.cross(dev(x), dev(y), dim=dim).cpu(), expected)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.linalg.cross(dev(a), dev(b), dim=1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.cross(a, b, dim=1))
+    if dtype.is_floating_point:
+        grads = []
+        for d in (torch.clone, dev):
+            xa, xb = d(a).requires_grad_(), d(b).requires_grad_()
+            (torch.cross(xa, xb, dim=1) * d(b)).sum().backward()
+            grads.append((xa.grad.cpu(), xb.grad.cpu()))
+        # Sums of products near 1e4 that cancel: CPU may fuse a multiply-add.
+        torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-3)
+    assert_native()
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        torch.linalg.cross(dev(a), dev(b), dim=0)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        torch.linalg.cross(dev(a), dev(b[0]), dim=1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_embedding_renorm(dtype):
+    weight = sample((10, 4), dtype)
+    ids = torch.tensor([[1, 2, 4, 1], [4, 3, 2, 9]])
+    for max_norm, norm_type in [(5.0, 2.0), (1.0, 1.0), (100.0, 2.0)]:
+        w = weight.clone()
+        torch.embedding_renorm_(w, ids, max_norm, norm_type)
+        a = dev(weight)
+        torch.embedding_renorm_(a, dev(ids).int(), max_norm, norm_type)
+        torch.testing.assert_close(a.cpu(), w)
+    # nn.functional.embedding with max_norm renormalises the looked-up rows in place
+    a = dev(weight)
+    out = torch.nn.functional.embedding(dev(ids), a, max_norm=2.0)
+    w = weight.clone()
+    torch.testing.assert_close(out.cpu(), torch.nn.functional.embedding(ids, w, max_norm=2.0))
+    torch.testing.assert_close(a.cpu(), w)
+    assert_native()
+    with pytest.raises(IndexError):
+        torch.embedding_renorm_(dev(weight), dev(torch.tensor([10])), 1.0, 2.0)
+
+
 # ---- sort / topk ---------------------------------------------------------------------------------
 
 
@@ -522,6 +684,14 @@ BAD = {
     ),
     "index_add": (
         "x.index_add_(0, torch.tensor([3], device='accel'), torch.ones(1, 3, device='accel'))",
+        "index out of range in self",
+    ),
+    "scatter_reduce": (
+        "x.scatter_reduce_(0, torch.tensor([[5, 0, 0]], device='accel'), x + 1, 'amax')",
+        "index 5 is out of bounds for dimension 0 with size 3",
+    ),
+    "index_reduce": (
+        "x.index_reduce_(0, torch.tensor([-1], device='accel'), x[:1] + 1, 'prod', include_self=False)",
         "index out of range in self",
     ),
     "index": (

@@ -1,6 +1,6 @@
-"""Native max pooling (2-D, 3-D, adaptive 2-D), average and adaptive average pooling and their
-backward against CPU: values, indices, gradients, stride/padding/dilation/ceil_mode, unbatched
-and non-contiguous inputs, bad input."""
+"""Native max pooling (2-D, 3-D, adaptive 2-D), average and adaptive average pooling (2-D and
+3-D), max unpooling (2-D and 3-D) and their backward against CPU: values, indices, gradients,
+stride/padding/dilation/ceil_mode, unbatched and non-contiguous inputs, bad input."""
 
 import pytest
 import torch
@@ -79,9 +79,9 @@ def test_max_pool2d_bad_input_raises_like_cpu(kw):
     torch.testing.assert_close(F.max_pool2d(x.to("accel"), 2).cpu(), F.max_pool2d(x, 2))
 
 
-def avg_pool(device, x, dtype=torch.float32, **kw):
+def avg_pool(device, x, dtype=torch.float32, fn=F.avg_pool2d, **kw):
     xd = x.to(device=device, dtype=dtype).detach().requires_grad_()
-    y = F.avg_pool2d(xd, **kw)
+    y = fn(xd, **kw)
     gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
     (y * gy).sum().backward()
     return y.detach().cpu(), xd.grad.cpu()
@@ -220,3 +220,87 @@ def test_adaptive_max_pool2d_matches_cpu(out, dtype):
     no_fallback()
     with pytest.raises(RuntimeError, match="non-zero size"):
         F.adaptive_max_pool2d(torch.randn(2, 3, 0, 4).to("accel"), 2)
+
+
+AVG_CONFIGS_3D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=(1, 2, 3), stride=(1, 2, 1), padding=(0, 1, 1), ceil_mode=True),
+    dict(kernel_size=2, stride=1, divisor_override=3),
+]
+
+
+@pytest.mark.parametrize(
+    "kw", AVG_CONFIGS_3D, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items())
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])  # CPU has no bfloat16 one
+def test_avg_pool3d_matches_cpu(kw, dtype):
+    x = torch.randn(2, 3, 5, 6, 7, generator=torch.Generator().manual_seed(9)).transpose(2, 4)
+    for inp in (x, x[0]):  # batched (strided), unbatched
+        got = avg_pool("accel", inp, dtype, fn=F.avg_pool3d, **kw)
+        want = avg_pool("cpu", inp, dtype, fn=F.avg_pool3d, **kw)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    no_fallback()
+    with pytest.raises(RuntimeError, match="divisor must be not zero"):
+        F.avg_pool3d(x.to("accel"), 2, divisor_override=0)
+    with pytest.raises(RuntimeError):
+        F.avg_pool3d(x.to("accel"), 9)
+
+
+@pytest.mark.parametrize("out", [(2, 3, 3), (5, 1, 7), (7, 8, 4)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_adaptive_avg_pool3d_matches_cpu(out, dtype):
+    # (bfloat16 and half go to CPU's kernel, which computes in the dtype itself.)
+    x = torch.randn(2, 3, 5, 6, 7, generator=torch.Generator().manual_seed(10))
+    tol = dict(rtol=1e-5, atol=1e-6)
+    for inp in (x, x[1].transpose(1, 3)):
+        res = []
+        for device in ("accel", "cpu"):
+            xd = inp.to(device, dtype).clone().requires_grad_()
+            y = F.adaptive_avg_pool3d(xd, out)
+            gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(5)).to(device, dtype)
+            (y * gy).sum().backward()
+            res.append((y.detach().cpu(), xd.grad.cpu()))
+        for got, want in zip(*res):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want, **tol)
+    no_fallback()
+    with pytest.raises(RuntimeError, match="non-zero size"):
+        F.adaptive_avg_pool3d(torch.randn(2, 3, 0, 4, 4).to("accel"), 2)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_max_unpool_matches_cpu(dims, dtype):
+    shape = (2, 3, 6, 7) if dims == 2 else (2, 3, 4, 6, 5)
+    pool, unpool = (F.max_pool2d, F.max_unpool2d) if dims == 2 else (F.max_pool3d, F.max_unpool3d)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(11))
+    y, idx = pool(x, 2, stride=2, return_indices=True)  # distinct indices
+    y = (y * 10).to(dtype)
+    size = x.shape[-dims:]
+    for yy, ii in ((y, idx), (y[0], idx[0])):  # batched, unbatched
+        res = []
+        for device in ("accel", "cpu"):
+            yd = yy.to(device).clone().requires_grad_()
+            z = unpool(yd, ii.to(device), 2, stride=2, output_size=size)
+            (z * torch.arange(z.numel()).view(z.shape).to(device, dtype)).sum().backward()
+            res.append((z.detach().cpu(), yd.grad.cpu()))
+        for got, want in zip(*res):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    if dims == 2:
+        torch._C._nn.max_unpool2d(y.to("accel"), idx.to("accel"), size, out=out)
+    else:
+        torch._C._nn.max_unpool3d(
+            y.to("accel"), idx.to("accel"), size, (2, 2, 2), (0, 0, 0), out=out
+        )
+    torch.testing.assert_close(out.cpu(), unpool(y, idx, 2, stride=2, output_size=size))
+    no_fallback()
+    bad = idx.clone()
+    bad.view(-1)[5] = 10_000
+    with pytest.raises(RuntimeError, match="Found an invalid max index"):
+        unpool(y.to("accel"), bad.to("accel"), 2, stride=2, output_size=size)
+    with pytest.raises(RuntimeError, match="Expected shape of indices to be same"):
+        unpool(y.to("accel"), idx[..., :1].to("accel"), 2, stride=2, output_size=size)

@@ -2,8 +2,8 @@
 merge-path search) against CPU's stable sort, at sizes around the host's tile (512 keys) and
 over several merge passes, with ties, NaN, +-inf and signed zeros (the indices must be CPU's
 stable ones), in every dtype; and the ops built on it: argsort, msort, topk, unique (and
-unique_consecutive, which shares its code), and searchsorted with a sorter from argsort.
-kthvalue and median have no native kernel yet (the counted fallback runs them)."""
+unique_consecutive, which shares its code), searchsorted with a sorter from argsort, and
+kthvalue, median, nanmedian and mode (a position of the sort)."""
 
 import pytest
 import torch
@@ -136,3 +136,95 @@ def test_searchsorted_with_an_argsort_sorter():
             ),
         )
     assert_native()
+
+
+def expect_selected_like_cpu(got, expected, x, dim, keepdim):
+    """Values exactly CPU's; the indices (free among equal values, as CPU's quickselect)
+    select those values from x."""
+    v, i = got[0].cpu(), got[1].cpu()
+    torch.testing.assert_close(v, expected[0], equal_nan=True, rtol=0, atol=0)
+    assert i.dtype == torch.int64 and i.shape == expected[1].shape
+    if x.dim() == 0:
+        assert i.item() == 0
+        return
+    if not keepdim:
+        v, i = v.unsqueeze(dim), i.unsqueeze(dim)
+    torch.testing.assert_close(x.gather(dim, i), v, equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8])
+def test_kthvalue_median_nanmedian(dtype):
+    x = keys((7, 600), dtype, ties=True, seed=11)
+    if dtype in FLOATS:
+        x[2] = float("nan")  # a slice all NaN: median NaN, nanmedian NaN
+        x[3, 1:] = float("nan")  # one number among NaNs
+    for t, dim in [(x, 1), (x.t(), 0), (x[:, :9], -1), (x[:, 4], 0), (x[0, 0], 0)]:
+        a = dev(t) if dim != 0 or t.dim() < 2 else dev(t.t().contiguous()).t()  # strided
+        n = t.shape[dim] if t.dim() else 1
+        for keepdim in (False, True):
+            for k in sorted({1, (n + 1) // 2, n}):
+                expect_selected_like_cpu(
+                    torch.kthvalue(a, k, dim, keepdim),
+                    torch.kthvalue(t, k, dim, keepdim),
+                    t,
+                    dim,
+                    keepdim,
+                )
+            for op in (torch.median, torch.nanmedian):
+                expect_selected_like_cpu(op(a, dim, keepdim), op(t, dim, keepdim), t, dim, keepdim)
+        for op in (torch.median, torch.nanmedian):
+            torch.testing.assert_close(op(a).cpu(), op(t), equal_nan=True, rtol=0, atol=0)
+    v = torch.empty(0, dtype=dtype, device="accel")
+    i = torch.empty(0, dtype=torch.int64, device="accel")
+    torch.kthvalue(dev(x), 5, 1, out=(v, i))
+    expect_selected_like_cpu((v, i), torch.kthvalue(x, 5, 1), x, 1, False)
+    torch.median(dev(x), 0, True, out=(v, i))
+    expect_selected_like_cpu((v, i), torch.median(x, 0, True), x, 0, True)
+    torch.ops.aten.nanmedian.out(dev(x), out=v)
+    torch.testing.assert_close(v.cpu(), torch.nanmedian(x), equal_nan=True, rtol=0, atol=0)
+    assert_native()
+
+
+def test_kthvalue_median_backward_and_bad_input():
+    x = torch.randn(4, 9, generator=torch.Generator().manual_seed(12))  # distinct: one answer
+    for op in (
+        lambda t: torch.kthvalue(t, 3, 1).values,
+        lambda t: torch.median(t, 0, keepdim=True).values,
+        lambda t: torch.nanmedian(t, 1).values,
+        torch.median,
+    ):
+        grads = []
+        for d in (torch.clone, dev):
+            a = d(x).requires_grad_()
+            (op(a) * 3).sum().backward()
+            grads.append(a.grad.cpu())
+        torch.testing.assert_close(grads[1], grads[0])
+    assert_native()
+    a = dev(x)
+    with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
+        torch.kthvalue(a, 10, 1)
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.median(a[:, :0], 1)
+    assert torch.median(a[:0]).isnan().item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_mode(dtype):
+    # Few distinct values: many ties in count; the smallest most frequent value wins, as on CPU
+    # (no NaN: CPU's order of NaNs is its sort's).
+    g = torch.Generator().manual_seed(13)
+    x = torch.randint(0, 4, (6, 300), generator=g).to(dtype)
+    x[1] = x[1, 0]  # one value only
+    for t, dim in [(x, 1), (x.t(), 0), (x[:, :5], -1), (x[:, 7], 0), (x[0, 0], 0)]:
+        a = dev(t) if t.dim() < 2 or dim != 0 else dev(t.t().contiguous()).t()
+        for keepdim in (False, True):
+            expect_selected_like_cpu(
+                torch.mode(a, dim, keepdim), torch.mode(t, dim, keepdim), t, dim, keepdim
+            )
+    v = torch.empty(0, dtype=dtype, device="accel")
+    i = torch.empty(0, dtype=torch.int64, device="accel")
+    torch.mode(dev(x), 0, out=(v, i))
+    expect_selected_like_cpu((v, i), torch.mode(x, 0), x, 0, False)
+    assert_native()
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.mode(dev(x)[:, :0], 1)

@@ -1,5 +1,6 @@
-"""Native upsample_nearest2d and upsample_bilinear2d (align_corners both ways), forward and
-backward, against CPU: sizes and scale factors up and down, bfloat16, non-contiguous input."""
+"""Native upsample_nearest1d/2d/3d and upsample_bilinear2d (align_corners both ways), forward
+and backward, against CPU: sizes and scale factors up and down, bfloat16, non-contiguous
+input."""
 
 import pytest
 import torch
@@ -62,4 +63,33 @@ def test_dtypes_and_non_contiguous(mode, dtype):
     ):
         assert got.dtype == want.dtype
         torch.testing.assert_close(got, want)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(
+    "shape, kw",
+    [
+        ((2, 3, 7), dict(size=14)),
+        ((2, 3, 7), dict(scale_factor=0.6)),
+        ((2, 2, 3, 4, 5), dict(size=(6, 3, 11))),
+        ((1, 2, 4, 3, 5), dict(scale_factor=(1.5, 2.0, 0.7))),
+    ],
+    ids=["1d-2x", "1d-down", "3d-size", "3d-scale"],
+)
+def test_nearest_1d_3d_matches_cpu(shape, kw, dtype):
+    # Transposed in the last two dimensions: a strided input.
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(4)).transpose(-1, -2)
+    x = x.contiguous().transpose(-1, -2)
+    got, want = (
+        interpolate("accel", x, dtype, mode="nearest", **kw),
+        interpolate("cpu", x, dtype, mode="nearest", **kw),
+    )
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
+    torch.testing.assert_close(got[1], want[1])
+    out = torch.empty(0, device="accel", dtype=dtype)
+    op = torch.ops.aten.upsample_nearest1d if len(shape) == 3 else torch.ops.aten.upsample_nearest3d
+    size = list(want[0].shape[2:])  # no scales: the sizes' own ratio
+    op.out(x.to("accel", dtype), size, out=out)
+    torch.testing.assert_close(out.cpu(), op(x.to(dtype), size), rtol=0, atol=0)
     no_fallback()

@@ -1,10 +1,14 @@
-// embedding_bag in modes sum and mean, composed of native ops: each index's bag from a search
-// of the offsets, the rows gathered, weighted and added into their bags (in float for half and
-// bfloat16), and the dense backward the same way back. Mode max (a scatter-max) stays on the
-// counted fallback. Nothing reads device data: offsets[0] != 0 is not checked (as on CUDA);
-// indices before it reach no bag and raise from index_add_.
+// embedding_bag in modes sum, mean and max, composed of native ops: each index's bag from a
+// search of the offsets, the rows gathered, weighted and added into their bags (in float for
+// half and bfloat16), and the dense backward the same way back. Mode max is a scatter-max of
+// the rows into their bags, with the first index reaching each maximum (a scatter-min of the
+// positions that do, as CPU's strict comparison keeps the first); its backward scatter-adds
+// each non-empty bag's gradient at those indices. Nothing reads device data: offsets[0] != 0
+// is not checked (as on CUDA); indices before it reach no bag and raise from index_add_.
 #include <ATen/OpMathType.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/searchsorted.h>
@@ -24,7 +28,7 @@ namespace {
 
 using at::Tensor;
 
-constexpr int64_t kSum = 0, kMean = 1;
+constexpr int64_t kSum = 0, kMean = 1, kMax = 2;
 
 bool indexType(const Tensor& t) {
   return t.scalar_type() == at::kLong || t.scalar_type() == at::kInt;
@@ -37,13 +41,33 @@ Tensor kept(const Tensor& indices, int64_t padding_idx) {
 
 using Outputs = std::tuple<Tensor, Tensor, Tensor, Tensor>;
 
+// Mode max: each bag's elementwise max of its rows (0 for an empty bag) and the index of the
+// first row reaching it (0 for an empty bag, as CPU's). Padding rows go to an extra bag.
+std::pair<Tensor, Tensor> bagMax(const Tensor& weight, const Tensor& idx, const Tensor& bag,
+                                 const Tensor& keep, int64_t bags) {
+  const int64_t n = idx.numel(), dim = weight.size(1);
+  const Tensor target =
+      (keep.defined() ? at::where(keep, bag, bags) : bag).unsqueeze(1).expand({n, dim});
+  const Tensor rows = weight.index_select(0, idx);
+  const Tensor out = at::zeros({bags + 1, dim}, weight.options())
+                         .scatter_reduce_(0, target, rows, "amax", /*include_self=*/false);
+  const Tensor position = at::arange(n, idx.options()).unsqueeze(1).expand({n, dim});
+  const Tensor reaching = at::where(rows == out.gather(0, target), position, n);
+  const Tensor first = at::full({bags + 1, dim}, n, idx.options())
+                           .scatter_reduce_(0, target, reaching, "amin", /*include_self=*/true);
+  const Tensor index_or_0 = at::cat({idx, at::zeros({1}, idx.options())});
+  const Tensor max_indices = index_or_0.index_select(0, first.reshape({-1})).view({bags + 1, dim});
+  return {out.narrow(0, 0, bags), max_indices.narrow(0, 0, bags)};
+}
+
 struct EmbeddingBag {
   static bool native(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
                      int64_t mode, bool, const std::optional<Tensor>& psw, bool, int64_t) {
     return floatingKernelType(weight) && indexType(indices) && indexType(offsets) &&
-           (mode == kSum || mode == kMean) && floatingOrAbsent(psw);
+           (mode == kSum || mode == kMean || mode == kMax) && floatingOrAbsent(psw);
   }
-  // Returns (output [B, D], offset2bag [n], bag_size [B], max_indices: bag_size for these modes).
+  // Returns (output [B, D], offset2bag [n], bag_size [B], max_indices: [B, D] for mode max,
+  // bag_size for the others).
   static Outputs compute(const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool,
                          int64_t mode, bool, const std::optional<Tensor>& psw,
                          bool include_last_offset, int64_t padding_idx) {
@@ -72,12 +96,16 @@ struct EmbeddingBag {
                          /*right=*/true) -
         1;
     const Tensor keep = kept(idx, padding_idx);
+    const Tensor counted = keep.defined() ? keep.to(at::kLong) : at::ones({n}, longs);
+    const Tensor bag_size = at::zeros({bags}, longs).index_add_(0, bag, counted);
+    if (mode == kMax) {
+      auto [out, max_indices] = bagMax(weight, idx, bag, keep, bags);
+      return {out, bag, bag_size, max_indices.to(indices.scalar_type())};
+    }
     Tensor rows = weight.index_select(0, idx).to(acc.dtype());
     if (weighted) rows = rows * psw->to(acc.dtype()).unsqueeze(1);
     if (keep.defined()) rows = at::where(keep.unsqueeze(1), rows, 0);
     Tensor out = at::zeros({bags, dim}, acc).index_add_(0, bag, rows);
-    const Tensor counted = keep.defined() ? keep.to(at::kLong) : at::ones({n}, longs);
-    const Tensor bag_size = at::zeros({bags}, longs).index_add_(0, bag, counted);
     if (mode == kMean) out = out / bag_size.clamp_min(1).unsqueeze(1).to(acc.dtype());
     return {out.to(weight.scalar_type()), bag, bag_size, bag_size.clone()};
   }
@@ -88,13 +116,19 @@ struct EmbeddingBagDenseBackward {
                      const Tensor&, const Tensor&, int64_t, bool, int64_t mode,
                      const std::optional<Tensor>&, int64_t) {
     // offset2bag full: the forward was ours (CPU's sum fast path leaves it empty).
-    return floatingKernelType(grad) && indexType(indices) && (mode == kSum || mode == kMean) &&
-           offset2bag.numel() == indices.numel();
+    return floatingKernelType(grad) && indexType(indices) &&
+           (mode == kSum || mode == kMean || mode == kMax) && offset2bag.numel() == indices.numel();
   }
   static Tensor compute(const Tensor& grad, const Tensor& indices, const Tensor& offset2bag,
-                        const Tensor& bag_size, const Tensor&, int64_t num_weights,
+                        const Tensor& bag_size, const Tensor& max_indices, int64_t num_weights,
                         bool scale_grad_by_freq, int64_t mode, const std::optional<Tensor>& psw,
                         int64_t padding_idx) {
+    if (mode == kMax) {
+      // In grad's dtype, in bag order, as CPU adds them; empty bags add nothing.
+      const Tensor g = at::where((bag_size > 0).unsqueeze(1), grad, 0);
+      return at::zeros({num_weights, grad.size(1)}, grad.options())
+          .scatter_add_(0, max_indices.to(at::kLong), g);
+    }
     const Tensor idx = indices.to(at::kLong);
     const at::ScalarType acc = at::toOpMathType(grad.scalar_type());
     Tensor g = grad.to(acc).index_select(0, offset2bag);  // each index's bag gradient

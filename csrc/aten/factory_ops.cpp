@@ -1,8 +1,9 @@
-// Factory ops computed on the device: arange and linspace (the functional forms are
-// composites over arange.start_out and linspace.out).
+// Factory ops computed on the device: arange, linspace and logspace (the functional forms are
+// composites over arange.start_out, linspace.out and logspace.out).
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/pow.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -65,6 +66,16 @@ struct ArangeOut {
   }
 };
 
+// a + step * i for the first half of [0, steps), b - step * (steps - 1 - i) for the rest, in
+// the dtype of `opts`.
+at::Tensor fromBothEnds(int64_t steps, double a, double b, double step,
+                        const at::TensorOptions& opts) {
+  const at::Tensor up = at::arange(steps, opts);                // i
+  const at::Tensor down = at::arange(steps - 1, -1, -1, opts);  // steps - 1 - i
+  const at::Tensor first_half = at::arange(steps, opts.dtype(at::kLong)) < steps / 2;
+  return at::where(first_half, up * step + a, -(down * step) + b);
+}
+
 // linspace as ATen computes it, from both ends (the first half start + step * i, the second
 // end - step * (steps - 1 - i)). An integer output takes start and end as integers, steps in
 // double and truncates; a floating output computes in its own dtype, each multiply and add
@@ -86,17 +97,36 @@ struct LinspaceOut {
     const double a = integer ? static_cast<double>(start.toLong()) : heldAs(start, compute);
     const double b = integer ? static_cast<double>(end.toLong()) : heldAs(end, compute);
     const double step = held(held(b - a) / held(static_cast<double>(steps - 1)));
-    const at::TensorOptions opts = out.options().dtype(compute);
-    const at::Tensor up = at::arange(steps, opts);                // i
-    const at::Tensor down = at::arange(steps - 1, -1, -1, opts);  // steps - 1 - i
-    const at::Tensor first_half = at::arange(steps, out.options().dtype(at::kLong)) < steps / 2;
-    return out.copy_(at::where(first_half, up * step + a, -(down * step) + b));
+    return out.copy_(fromBothEnds(steps, a, b, step, out.options().dtype(compute)));
+  }
+};
+
+// logspace as CPU computes it: base ** e in double, e from both ends in double (start and end
+// first rounded to the output's dtype), rounded once to the output. Floating outputs; integer
+// ones (CPU computes those in float) go through the fallback.
+struct LogspaceOut {
+  static bool native(const c10::Scalar& start, const c10::Scalar& end, int64_t, double,
+                     at::Tensor& out) {
+    return at::isFloatingType(out.scalar_type()) && kernelSupports(out.scalar_type()) &&
+           !start.isComplex() && !end.isComplex();
+  }
+  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end, int64_t steps,
+                             double base, at::Tensor& out) {
+    TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+    at::native::resize_output(out, {steps});
+    if (steps == 0) return out;
+    const double a = heldAs(start, out.scalar_type()), b = heldAs(end, out.scalar_type());
+    if (steps == 1) return out.fill_(std::pow(base, start.toDouble()));
+    const double step = (b - a) / static_cast<double>(steps - 1);
+    return out.copy_(
+        at::pow(base, fromBothEnds(steps, a, b, step, out.options().dtype(at::kDouble))));
   }
 };
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<ArangeOut>(m, "arange.start_out");
   registerNative<LinspaceOut>(m, "linspace.out");
+  registerNative<LogspaceOut>(m, "logspace.out");
 }
 
 }  // namespace

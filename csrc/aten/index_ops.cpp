@@ -1,23 +1,30 @@
-// Indexing ops: index_select, gather, scatter (src, value, add), index_add, embedding's
-// backward, advanced indexing (index.Tensor) and its assignment (_index_put_impl_). Each lays
-// the destination, the source and the indices over one iteration shape (the indexed
-// dimensions of the indexed operand restrided to 0) and calls the indexing kernel, after
-// checking the index values on the device (see checkIndexRange for the price and the reason).
-// masked_select and masked_scatter_ are made of these.
+// Indexing ops: index_select, gather, scatter (src, value, add, multiply), scatter_reduce,
+// index_add, index_reduce, embedding's backward and renorm, advanced indexing (index.Tensor)
+// and its assignment (_index_put_impl_). Each lays the destination, the source and the indices
+// over one iteration shape (the indexed dimensions of the indexed operand restrided to 0) and
+// calls the indexing kernel, after checking the index values on the device (see
+// checkIndexRange for the price and the reason). masked_select and masked_scatter_ are made of
+// these.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/IndexingUtils.h>
 #include <ATen/native/ScatterGatherChecks.h>
 #include <ATen/native/TensorAdvancedIndexingUtils.h>
 #include <ATen/ops/empty.h>
+#include <ATen/Dispatch.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 #include "aten/index_desc.h"
 #include "core/rt_check.h"
@@ -133,27 +140,116 @@ struct ScatterValue {
   }
 };
 
-// scatter(reduce="add") and scatter_reduce("sum", include_self=True) are scatter_add; the
-// other reductions go through the counted fallback.
+// ---- scatter_reduce / index_reduce: CPU's recipe on the kernels' combining modes --------------
+// Without include_self the positions the index touches first take the reduction's identity;
+// then every source element combines into its position in index order (one thread on host, so
+// sums and products round exactly as CPU's); mean divides by the count of contributions (plus
+// one for self), with floor division for integers, as CPU does.
+
+enum class Reduction { Sum, Prod, Mean, Amax, Amin };
+
+std::optional<Reduction> reductionOf(c10::string_view r) {
+  if (r == "sum") return Reduction::Sum;
+  if (r == "prod") return Reduction::Prod;
+  if (r == "mean") return Reduction::Mean;
+  if (r == "amax") return Reduction::Amax;
+  if (r == "amin") return Reduction::Amin;
+  return std::nullopt;
+}
+
+IndexMode modeOf(Reduction r) {
+  switch (r) {
+    case Reduction::Prod: return IndexMode::Mul;
+    case Reduction::Amax: return IndexMode::Max;
+    case Reduction::Amin: return IndexMode::Min;
+    default: return IndexMode::Add;
+  }
+}
+
+// The dtypes CPU reduces (mean: not bool); the others go to the fallback, which raises CPU's
+// error.
+bool nativeReduction(const at::Tensor& self, c10::string_view reduce) {
+  const at::ScalarType t = self.scalar_type();
+  const bool cpu_reduces = t != at::kUInt16 && t != at::kUInt32 && t != at::kUInt64 &&
+                           (at::isIntegralType(t, /*includeBool=*/true) || at::isFloatingType(t)) &&
+                           !(t == at::kBool && reduce == "mean");
+  return cpu_reduces && nativeSelf(self);
+}
+
+// What the touched positions start from without include_self.
+c10::Scalar identityOf(Reduction r, at::ScalarType t) {
+  if (r == Reduction::Sum || r == Reduction::Mean) return 0;
+  if (r == Reduction::Prod) return 1;
+  const bool max = r == Reduction::Amin;
+  if (at::isFloatingType(t))
+    return max ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  return AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, t, "identityOf", [&] {
+    return c10::Scalar(max ? std::numeric_limits<scalar_t>::max()
+                           : std::numeric_limits<scalar_t>::lowest());
+  });
+}
+
+// result /= count, where count (self's dtype, as CPU's) holds the contributions per position.
+void divideByCount(at::Tensor& result, at::Tensor& count) {
+  count.masked_fill_(count == 0, 1);
+  if (at::isFloatingType(result.scalar_type()))
+    result.div_(count);
+  else
+    result.div_(count, "floor");
+}
+
+// scatter(reduce="add"|"multiply"): scatter_add, or the product combine.
 struct ScatterReduce {
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&,
                      c10::string_view reduce) {
-    return reduce == "add" && nativeSelf(self);
+    return (reduce == "add" || reduce == "multiply") && nativeSelf(self);
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                            const at::Tensor& src, c10::string_view, const Output& out) {
-    return ScatterSrc<IndexMode::Add>::compute(self, dim, index, src, out);
+                            const at::Tensor& src, c10::string_view reduce, const Output& out) {
+    at::Tensor result = startFromSelf(self, out, {index, src});
+    at::native::scatter_gather_dtype_check("scatter", result, index, src);
+    // CPU adds and multiplies half and bfloat16 in float, rounding once.
+    const bool in_float = at::isReducedFloatingType(result.scalar_type());
+    at::Tensor acc = in_float ? result.to(at::kFloat) : result;
+    scatterInto(acc, dim, index, in_float ? src.to(at::kFloat) : src,
+                reduce == "add" ? IndexMode::Add : IndexMode::Mul, 1, "scatter");
+    if (in_float) copyOnDevice(result, acc);
+    return out.finish(result);
   }
 };
 
 struct ScatterReduceTwo {
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&,
-                     c10::string_view reduce, bool include_self) {
-    return reduce == "sum" && include_self && nativeSelf(self);
+                     c10::string_view reduce, bool) {
+    return nativeReduction(self, reduce);
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                            const at::Tensor& src, c10::string_view, bool, const Output& out) {
-    return ScatterSrc<IndexMode::Add>::compute(self, dim, index, src, out);
+                            const at::Tensor& src, c10::string_view reduce, bool include_self,
+                            const Output& out) {
+    const std::optional<Reduction> r = reductionOf(reduce);
+    TORCH_CHECK(r, "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+    at::Tensor result = startFromSelf(self, out, {index, src});
+    at::native::scatter_gather_dtype_check("scatter_reduce", result, index, src);
+    at::native::scatter_shape_check(result, at::maybe_wrap_dim(dim, result.dim()), index, src);
+    if (index.numel() == 0) return out.finish(result);
+    // CPU sums and multiplies half and bfloat16 in float, rounding once (a mean's sum too,
+    // then divided in the dtype).
+    const bool in_float = at::isReducedFloatingType(result.scalar_type()) &&
+                          *r != Reduction::Amax && *r != Reduction::Amin;
+    at::Tensor acc = in_float ? result.to(at::kFloat) : result;
+    const at::Tensor source = in_float ? src.to(at::kFloat) : src;
+    if (!include_self)
+      scatterInto(acc, dim, index, at::Tensor(), IndexMode::Fill, identityOf(*r, acc.scalar_type()),
+                  "scatter_reduce");
+    scatterInto(acc, dim, index, source, modeOf(*r), 1, "scatter_reduce");
+    if (in_float) copyOnDevice(result, acc);
+    if (*r == Reduction::Mean) {
+      at::Tensor count = include_self ? at::ones_like(acc) : at::zeros_like(acc);
+      scatterInto(count, dim, index, at::ones_like(source), IndexMode::Add, 1, "scatter_reduce");
+      count = count.to(result.scalar_type());
+      divideByCount(result, count);
+    }
+    return out.finish(result);
   }
 };
 
@@ -196,26 +292,37 @@ struct IndexSelect {
   }
 };
 
-// self[..., index[i], ...] op= source[..., i, ...] into `self` (already the result).
-void indexAddInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
-                  const at::Tensor& source_, const c10::Scalar& alpha) {
+// self[..., index[i], ...] op= source[..., i, ...] into `self` (already the result). `name`
+// starts the messages (index_add_, index_reduce_).
+void indexCombineInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
+                      const at::Tensor& source_, IndexMode mode, const c10::Scalar& alpha,
+                      const char* name) {
+  // A 0-dim self or source is one element only when the other is 0-dim too, as on CPU.
+  TORCH_CHECK((self_.dim() != 0 && source_.dim() != 0) || self_.sizes() == source_.sizes(),
+              "source tensor shape must match self tensor shape, excluding the specified "
+              "dimension. Got self.shape = ",
+              self_.sizes(), " source.shape = ", source_.sizes());
   at::Tensor self = atLeast1d(self_), source = atLeast1d(source_);
   at::Tensor index = onDevice(index_, self_);
-  TORCH_CHECK(source.dim() == self.dim(),
-              "index_add_(): source and self must have the same number of dimensions");
-  TORCH_CHECK(index.numel() == source.size(dim), "index_add_(): Number of indices (", index.numel(),
+  TORCH_CHECK(source.dim() == self.dim(), name,
+              "(): source and self must have the same number of dimensions");
+  TORCH_CHECK(index.numel() == source.size(dim), name, "(): Number of indices (", index.numel(),
               ") should be equal to source.size(dim) (", source.size(dim), ")");
   for (int64_t i = 0; i < self.dim(); ++i) {
-    TORCH_CHECK(i == dim || self.size(i) == source.size(i),
-                "index_add_(): self and source must have the same size in every dimension but ",
-                dim);
+    TORCH_CHECK(i == dim || self.size(i) == source.size(i), name,
+                "(): self and source must have the same size in every dimension but ", dim);
   }
   if (index.numel() == 0 || source.numel() == 0) return;
   checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
   auto d = makeIndexDesc(
       source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
       {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)}, {self.stride(dim)}, 0);
-  launch(d, IndexMode::Add, alpha, self_);
+  launch(d, mode, alpha, self_);
+}
+
+void indexAddInto(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                  const at::Tensor& source, const c10::Scalar& alpha) {
+  indexCombineInto(self, dim, index, source, IndexMode::Add, alpha, "index_add_");
 }
 
 struct IndexAdd {
@@ -232,6 +339,41 @@ struct IndexAdd {
                 ") must have the same scalar type");
     at::Tensor result = startFromSelf(self, out, {index, source});
     indexAddInto(result, dim, index, source, alpha);
+    return out.finish(result);
+  }
+};
+
+// index_reduce: scatter_reduce's recipe along one dimension (prod, mean, amax, amin).
+struct IndexReduce {
+  static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&,
+                     c10::string_view reduce, bool include_self) {
+    // CPU has no bool index_reduce without include_self: its error comes through the fallback.
+    return nativeReduction(self, reduce) && (include_self || self.scalar_type() != at::kBool);
+  }
+  static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                            const at::Tensor& source, c10::string_view reduce, bool include_self,
+                            const Output& out) {
+    const std::optional<Reduction> r = reductionOf(reduce);
+    TORCH_CHECK(r && *r != Reduction::Sum,
+                "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ",
+                reduce, ".");
+    checkIndexVector(index, "index_reduce_");
+    dim = at::maybe_wrap_dim(dim, self.dim());
+    TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_reduce_(): self (",
+                self.scalar_type(), ") and source (", source.scalar_type(),
+                ") must have the same scalar type");
+    at::Tensor result = startFromSelf(self, out, {index, source});
+    if (!include_self && index.numel() > 0 && result.numel() > 0) {
+      checkIndexRange(onDevice(index, result), atLeast1d(result).size(dim), false, dim,
+                      "index out of range in self", true);
+      result.index_fill_(dim, index, identityOf(*r, result.scalar_type()));
+    }
+    indexCombineInto(result, dim, index, source, modeOf(*r), 1, "index_reduce_");
+    if (*r == Reduction::Mean && index.numel() > 0) {
+      at::Tensor count = include_self ? at::ones_like(result) : at::zeros_like(result);
+      indexAddInto(count, dim, index, at::ones_like(source), 1);
+      divideByCount(result, count);
+    }
     return out.finish(result);
   }
 };
@@ -321,6 +463,31 @@ struct EmbeddingDenseBackward {
     const int64_t pad = padding_idx.expect_int();
     if (pad >= 0 && pad < rows) grad_weight.select(0, pad).zero_();
     return grad_weight;
+  }
+};
+
+// embedding_renorm_: each looked-up row whose norm exceeds max_norm scaled by
+// max_norm / (norm + 1e-7), as CPU does: the norm in self's dtype, the scale computed in double
+// and rounded to self's dtype, the product in it. Every looked-up row is read before any is
+// written, so a repeated index writes the same row twice.
+struct EmbeddingRenorm {
+  static bool native(at::Tensor& self, const at::Tensor& indices, double, double) {
+    return floatingKernelType(self) &&
+           (indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt);
+  }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                             double norm_type) {
+    TORCH_CHECK(self.dim() == 2, "embedding_renorm_(): Expected 2-dimensional tensor, but got ",
+                self.dim(), "-dimensional tensor for argument #1 'self'");
+    const at::Tensor flat = onDevice(indices, self).reshape({-1});
+    if (flat.numel() == 0) return self;
+    const at::Tensor rows = self.index_select(0, flat);
+    const at::Tensor norms =
+        at::linalg_vector_norm(rows, norm_type, at::IntArrayRef{1}, /*keepdim=*/true)
+            .to(at::kDouble);
+    const at::Tensor scale = at::where(norms > max_norm, max_norm / (norms + 1e-7), 1.0);
+    self.index_copy_(0, flat, rows * scale.to(self.scalar_type()));
+    return self;
   }
 };
 
@@ -508,12 +675,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                   "scatter_reduce.two_out");
   registerForms<IndexSelect>(m, "index_select", nullptr, "index_select.out");
   registerForms<IndexAdd>(m, "index_add", "index_add_", "index_add.out");
+  registerForms<IndexReduce>(m, "index_reduce", "index_reduce_", "index_reduce.out");
   registerForms<IndexCopy>(m, "index_copy", "index_copy_", "index_copy.out");
   registerNative<IndexFill>(m, "index_fill_.int_Scalar");
   registerNative<IndexFillTensor>(m, "index_fill_.int_Tensor");
   registerForms<MaskedSelect>(m, "masked_select", nullptr, "masked_select.out");
   registerNative<MaskedScatter>(m, "masked_scatter_");
   registerNative<EmbeddingDenseBackward>(m, "embedding_dense_backward");
+  registerNative<EmbeddingRenorm>(m, "embedding_renorm_");
   registerForms<Index>(m, "index.Tensor", nullptr, "index.Tensor_out");
   registerNative<IndexPut>(m, "_index_put_impl_");
 }

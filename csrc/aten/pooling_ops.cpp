@@ -8,8 +8,12 @@
 // - avg_pool2d: the zero-padded windows summed, divided by each window's count (ATen's
 //   count_include_pad and divisor_override rules); backward adds the scaled gradient into the
 //   padded input once per kernel offset.
-// - _adaptive_avg_pool2d: separable, so out = M_h x M_w with M the averaging matrices of
-//   ATen's windows [floor(o in / out), ceil((o + 1) in / out)); backward M_h^T g M_w^T.
+// - avg_pool3d: the same over three dimensions (one Window geometry serves 2-D and 3-D).
+// - _adaptive_avg_pool2d and 3d: separable, so out = x times M along each spatial dimension,
+//   M the averaging matrices of ATen's windows [floor(o in / out), ceil((o + 1) in / out));
+//   backward the same with each M transposed.
+// - max_unpool2d, max_unpool3d: zeros with the values scattered to their indices in each
+//   plane (indices checked first, with CPU's message); backward (autograd's) a gather.
 // Shape checks and errors are ATen's own (ATen/native/Pool.h). Float dtypes only (half and
 // bfloat16 computed in float); the rest goes through the counted fallback.
 #include <ATen/TensorOperators.h>
@@ -22,20 +26,45 @@
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/floor_divide.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
+#include <c10/util/accumulate.h>
 #include <torch/library.h>
 
 #include <limits>
+#include <sstream>
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
 #include "aten/floating_args.h"
+#include "aten/index_desc.h"
 #include "aten/op_forms.h"
 
 namespace accel {
 namespace {
 
 using at::Tensor;
+
+// One pooling's geometry over its n (2 or 3) spatial dimensions.
+struct Window {
+  int n = 0;
+  int64_t k[3], s[3], pad[3], dil[3], in[3], out[3];
+  // The padding past the end of dimension i that the last window (ceil_mode) reaches, beyond
+  // the symmetric pad[i].
+  int64_t right(int i) const {
+    return std::max<int64_t>(0, (out[i] - 1) * s[i] + dil[i] * (k[i] - 1) + 1 - in[i] - pad[i]);
+  }
+};
+
+// x [B, C, *in] padded with `value` so that every window of w lies inside.
+Tensor paddedFor(const Tensor& x, const Window& w, double value) {
+  c10::DimVector pads;
+  for (int i = w.n; i-- > 0;) {
+    pads.push_back(w.pad[i]);
+    pads.push_back(w.right(i));
+  }
+  return at::constant_pad_nd(x, pads, value).contiguous();
+}
 
 // The pooling arguments, with PyTorch's defaults and checks, for a 3-D or 4-D input.
 struct Pool2d {
@@ -86,44 +115,33 @@ struct Pool2d {
     return s;
   }
 
-  // The max of each window and its index in the input's plane (windowMax below).
-  std::tuple<Tensor, Tensor> maxOverWindows(const Tensor& input) const;
-
-  // The padding past the input's bottom and right edges that the last window (ceil_mode)
-  // reaches, beyond the symmetric pH, pW.
-  int64_t rightH() const {
-    return std::max<int64_t>(0, (outH - 1) * sH + dH * (kH - 1) + 1 - inH - pH);
+  Window window() const {
+    Window w;
+    w.n = 2;
+    const int64_t v[6][2] = {{kH, kW}, {sH, sW}, {pH, pW}, {dH, dW}, {inH, inW}, {outH, outW}};
+    int64_t* fields[6] = {w.k, w.s, w.pad, w.dil, w.in, w.out};
+    for (int f = 0; f < 6; ++f) std::copy(v[f], v[f] + 2, fields[f]);
+    return w;
   }
-  int64_t rightW() const {
-    return std::max<int64_t>(0, (outW - 1) * sW + dW * (kW - 1) + 1 - inW - pW);
-  }
+  // The input as [B, C, H, W].
+  Tensor planes(const Tensor& input) const { return input.reshape({batch, channels, inH, inW}); }
 };
 
-// The max of every pooling window of x [B, C, *in] (N spatial dimensions), and its position
+// The max of every pooling window of x [B, C, *in] (w.n spatial dimensions), and its position
 // as an index into x's flattened spatial plane: [B, C, *out] each.
-std::tuple<Tensor, Tensor> windowMax(const Tensor& x, at::IntArrayRef in, at::IntArrayRef out,
-                                     at::IntArrayRef kernel, at::IntArrayRef stride,
-                                     at::IntArrayRef pad, at::IntArrayRef dilation) {
-  const size_t n = in.size();
-  // Padded so that every window lies inside: left pad[i], right what the last window reaches.
-  c10::DimVector pads;
-  for (size_t i = n; i-- > 0;) {
-    pads.push_back(pad[i]);
-    pads.push_back(std::max<int64_t>(
-        0, (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - in[i] - pad[i]));
-  }
-  const Tensor padded =
-      at::constant_pad_nd(x, pads, -std::numeric_limits<double>::infinity()).contiguous();
+std::tuple<Tensor, Tensor> windowMax(const Tensor& x, const Window& w) {
+  const int n = w.n;
+  const Tensor padded = paddedFor(x, w, -std::numeric_limits<double>::infinity());
   c10::DimVector sizes{x.size(0), x.size(1)}, strides{padded.stride(0), padded.stride(1)};
-  for (size_t i = 0; i < n; ++i) {
-    sizes.push_back(out[i]);
-    strides.push_back(stride[i] * padded.stride(2 + i));
+  for (int i = 0; i < n; ++i) {
+    sizes.push_back(w.out[i]);
+    strides.push_back(w.s[i] * padded.stride(2 + i));
   }
   int64_t window = 1;
-  for (size_t i = 0; i < n; ++i) {
-    sizes.push_back(kernel[i]);
-    strides.push_back(dilation[i] * padded.stride(2 + i));
-    window *= kernel[i];
+  for (int i = 0; i < n; ++i) {
+    sizes.push_back(w.k[i]);
+    strides.push_back(w.dil[i] * padded.stride(2 + i));
+    window *= w.k[i];
   }
   c10::DimVector flat(sizes.begin(), sizes.begin() + 2 + n);
   flat.push_back(window);
@@ -133,14 +151,14 @@ std::tuple<Tensor, Tensor> windowMax(const Tensor& x, at::IntArrayRef in, at::In
   // clamped into the input, it names the window's first input element, as CPU does.
   Tensor index = at::zeros({}, k.options());
   int64_t plane = 1;
-  for (size_t i = n; i-- > 0;) {
+  for (int i = n; i-- > 0;) {
     c10::DimVector shape(n, 1);
-    shape[i] = out[i];
-    const Tensor start = (at::arange(out[i], k.options()) * stride[i] - pad[i]).view(shape);
-    const Tensor ki = at::remainder(k, kernel[i]);
-    k = at::floor_divide(k, kernel[i]);
-    index = index + (start + ki * dilation[i]).clamp(0, in[i] - 1) * plane;
-    plane *= in[i];
+    shape[i] = w.out[i];
+    const Tensor start = (at::arange(w.out[i], k.options()) * w.s[i] - w.pad[i]).view(shape);
+    const Tensor ki = at::remainder(k, w.k[i]);
+    k = at::floor_divide(k, w.k[i]);
+    index = index + (start + ki * w.dil[i]).clamp(0, w.in[i] - 1) * plane;
+    plane *= w.in[i];
   }
   return {values, index};
 }
@@ -179,59 +197,56 @@ std::tuple<Tensor, Tensor> maxPoolResults(const Tensor& self, at::IntArrayRef sh
 // --- max_pool2d_with_indices, max_pool3d_with_indices -----------------------------------------
 
 // The 3-D pooling arguments, with PyTorch's defaults and checks, for a 4-D or 5-D input.
+// `name` starts the argument messages (max_pool3d, avg_pool3d); `op` names the shape check's.
 struct Pool3d {
-  int64_t k[3], s[3], pad[3], dil[3], in[3], out[3];
+  Window w;
   int64_t batch, channels;
 
   static constexpr int kDims = 3;
   static constexpr const char* kMaxName = "max_pool3d_with_indices()";
 
   Pool3d(const char* op, const Tensor& input, at::IntArrayRef kernel, at::IntArrayRef stride,
-         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
-    TORCH_CHECK(kernel.size() == 1 || kernel.size() == 3,
-                "max_pool3d: kernel_size must either be a single int, or a tuple of three ints");
-    TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3,
-                "max_pool3d: stride must either be omitted, a single int, or a tuple of three "
-                "ints");
-    TORCH_CHECK(padding.size() == 1 || padding.size() == 3,
-                "max_pool3d: padding must either be a single int, or a tuple of three ints");
-    TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3,
-                "max_pool3d: dilation must be either a single int, or a tuple of three ints");
+         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+         const char* name = "max_pool3d", bool check_input_size = false) {
+    TORCH_CHECK(kernel.size() == 1 || kernel.size() == 3, name,
+                ": kernel_size must either be a single int, or a tuple of three ints");
+    TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3, name,
+                ": stride must either be omitted, a single int, or a tuple of three ints");
+    TORCH_CHECK(padding.size() == 1 || padding.size() == 3, name,
+                ": padding must either be a single int, or a tuple of three ints");
+    TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3, name,
+                ": dilation must be either a single int, or a tuple of three ints");
     TORCH_CHECK(input.dim() == 4 || input.dim() == 5,
                 "non-empty 4D or 5D (batch mode) tensor expected for input");
     auto pick = [](at::IntArrayRef v, int i) { return v.size() == 1 ? v[0] : v[i]; };
+    w.n = 3;
     for (int i = 0; i < 3; ++i) {
-      k[i] = pick(kernel, i);
-      s[i] = stride.empty() ? k[i] : pick(stride, i);
-      pad[i] = pick(padding, i);
-      dil[i] = pick(dilation, i);
-      in[i] = input.size(-3 + i);
-      out[i] =
-          at::native::pooling_output_shape<int64_t>(in[i], k[i], pad[i], s[i], dil[i], ceil_mode);
+      w.k[i] = pick(kernel, i);
+      w.s[i] = stride.empty() ? w.k[i] : pick(stride, i);
+      w.pad[i] = pick(padding, i);
+      w.dil[i] = pick(dilation, i);
+      w.in[i] = input.size(-3 + i);
+      w.out[i] = at::native::pooling_output_shape<int64_t>(w.in[i], w.k[i], w.pad[i], w.s[i],
+                                                           w.dil[i], ceil_mode);
     }
     batch = input.dim() == 5 ? input.size(0) : 1;
     channels = input.size(-4);
-    at::native::pool3d_shape_check(input, channels, k[0], k[1], k[2], s[0], s[1], s[2], pad[0],
-                                   pad[1], pad[2], dil[0], dil[1], dil[2], in[0], in[1], in[2],
-                                   out[0], out[1], out[2], op);
+    at::native::pool3d_shape_check(input, channels, w.k[0], w.k[1], w.k[2], w.s[0], w.s[1], w.s[2],
+                                   w.pad[0], w.pad[1], w.pad[2], w.dil[0], w.dil[1], w.dil[2],
+                                   w.in[0], w.in[1], w.in[2], w.out[0], w.out[1], w.out[2], op,
+                                   check_input_size);
   }
 
   c10::DimVector outShape(const Tensor& input) const {
     c10::DimVector shape(input.sizes().begin(), input.sizes().end() - 3);
-    shape.insert(shape.end(), out, out + 3);
+    shape.insert(shape.end(), w.out, w.out + 3);
     return shape;
   }
-
-  std::tuple<Tensor, Tensor> maxOverWindows(const Tensor& input) const {
-    return windowMax(input.reshape({batch, channels, in[0], in[1], in[2]}), in, out, k, s, pad,
-                     dil);
+  const Window& window() const { return w; }
+  Tensor planes(const Tensor& input) const {
+    return input.reshape({batch, channels, w.in[0], w.in[1], w.in[2]});
   }
 };
-
-std::tuple<Tensor, Tensor> Pool2d::maxOverWindows(const Tensor& input) const {
-  return windowMax(input.reshape({batch, channels, inH, inW}), {inH, inW}, {outH, outW}, {kH, kW},
-                   {sH, sW}, {pH, pW}, {dH, dW});
-}
 
 // max_pool2d_with_indices and max_pool3d_with_indices (Pool2d, Pool3d) and their backward.
 template <class Pool>
@@ -246,7 +261,7 @@ struct MaxPoolWithIndices {
                                             at::IntArrayRef dilation, bool ceil_mode,
                                             const Output& out, const Output& indices_out) {
     const Pool p(Pool::kMaxName, self, kernel_size, stride, padding, dilation, ceil_mode);
-    auto [values, index] = p.maxOverWindows(self);
+    auto [values, index] = windowMax(p.planes(self), p.window());
     return maxPoolResults(self, p.outShape(self), values, index, out, indices_out);
   }
 };
@@ -271,7 +286,7 @@ struct MaxPoolWithIndicesBackward {
   }
 };
 
-// --- avg_pool2d ------------------------------------------------------------------------
+// --- avg_pool2d, avg_pool3d -------------------------------------------------------------
 
 // Each window's divisor along one dimension: the window clipped to the padded input
 // (count_include_pad) or to the input itself, as ATen counts them.
@@ -282,25 +297,60 @@ Tensor windowCounts(int64_t out, int64_t k, int64_t s, int64_t pad, int64_t in, 
   return include_pad ? end - start : end.clamp_max(in) - start.clamp_min(0);
 }
 
-// The [outH, outW] divisors of avg_pool2d, in the opmath dtype `type`.
-Tensor avgDivisors(const Pool2d& p, bool count_include_pad, std::optional<int64_t> divisor_override,
+// The [*out] divisors of an average pooling, in the opmath dtype `type`.
+Tensor avgDivisors(const Window& w, bool count_include_pad, std::optional<int64_t> divisor_override,
                    const Tensor& like, at::ScalarType type) {
   const auto longs = like.options().dtype(at::kLong);
   if (divisor_override)
-    return at::full({1, 1}, static_cast<double>(*divisor_override), like.options().dtype(type));
-  const Tensor h = windowCounts(p.outH, p.kH, p.sH, p.pH, p.inH, count_include_pad, longs);
-  const Tensor w = windowCounts(p.outW, p.kW, p.sW, p.pW, p.inW, count_include_pad, longs);
-  return (h.view({p.outH, 1}) * w.view({1, p.outW})).to(type);
+    return at::full({1}, static_cast<double>(*divisor_override), like.options().dtype(type));
+  Tensor d = at::ones({}, longs);
+  for (int i = 0; i < w.n; ++i) {
+    c10::DimVector shape(w.n, 1);
+    shape[i] = w.out[i];
+    d = d * windowCounts(w.out[i], w.k[i], w.s[i], w.pad[i], w.in[i], count_include_pad, longs)
+                .view(shape);
+  }
+  return d.to(type);
 }
 
-Pool2d avgPool(const char* op, const Tensor& self, at::IntArrayRef kernel_size,
-               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-               std::optional<int64_t> divisor_override) {
+// Pool2d / Pool3d for avg_pool2d / avg_pool3d (and their backward, `backward`).
+Pool2d avgPool(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+               at::IntArrayRef padding, bool ceil_mode, std::optional<int64_t> divisor_override,
+               bool backward, const Pool2d*) {
   TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
-  return Pool2d(op, self, kernel_size, stride, padding, {1}, ceil_mode);
+  return Pool2d(backward ? "avg_pool2d_backward" : "avg_pool2d", self, kernel_size, stride, padding,
+                {1}, ceil_mode);
 }
 
-struct AvgPool2d {
+Pool3d avgPool(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+               at::IntArrayRef padding, bool ceil_mode, std::optional<int64_t> divisor_override,
+               bool backward, const Pool3d*) {
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  return Pool3d(backward ? "avg_pool3d_backward()" : "avg_pool3d()", self, kernel_size, stride,
+                padding, {1}, ceil_mode, "avg_pool3d", /*check_input_size=*/true);
+}
+
+// The windows of the zero-padded input (the view [B, C, *out, *k] of `padded`), or, with
+// `offset`, the [B, C, *out] elements at one kernel offset of every window.
+Tensor windowsOf(const Tensor& padded, const Window& w, const int64_t* offset = nullptr) {
+  c10::DimVector sizes{padded.size(0), padded.size(1)}, strides{padded.stride(0), padded.stride(1)};
+  int64_t start = 0;
+  for (int i = 0; i < w.n; ++i) {
+    sizes.push_back(w.out[i]);
+    strides.push_back(w.s[i] * padded.stride(2 + i));
+    if (offset) start += offset[i] * padded.stride(2 + i);
+  }
+  if (!offset) {
+    for (int i = 0; i < w.n; ++i) {
+      sizes.push_back(w.k[i]);
+      strides.push_back(padded.stride(2 + i));
+    }
+  }
+  return padded.as_strided(sizes, strides, padded.storage_offset() + start);
+}
+
+template <class Pool>
+struct AvgPool {
   static bool native(const Tensor& self, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool,
                      bool, std::optional<int64_t>) {
     return floatingKernelType(self);
@@ -308,25 +358,22 @@ struct AvgPool2d {
   static Tensor compute(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                         at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                         std::optional<int64_t> divisor_override, const Output& out) {
-    const Pool2d p =
-        avgPool("avg_pool2d", self, kernel_size, stride, padding, ceil_mode, divisor_override);
+    const Pool p = avgPool(self, kernel_size, stride, padding, ceil_mode, divisor_override, false,
+                           static_cast<const Pool*>(nullptr));
+    const Window& w = p.window();
     const auto type = at::toOpMathType(self.scalar_type());
-    const Tensor x = self.reshape({p.batch, p.channels, p.inH, p.inW});
-    const Tensor padded =
-        at::constant_pad_nd(x, {p.pW, p.rightW(), p.pH, p.rightH()}, 0).contiguous();
-    const int64_t W = padded.size(3), H = padded.size(2);
-    const Tensor sums = padded
-                            .as_strided({p.batch, p.channels, p.outH, p.outW, p.kH, p.kW},
-                                        {p.channels * H * W, H * W, p.sH * W, p.sW, W, 1})
-                            .sum({4, 5}, false, type);
-    const Tensor avg = sums / avgDivisors(p, count_include_pad, divisor_override, self, type);
+    c10::DimVector window_dims;
+    for (int i = 0; i < w.n; ++i) window_dims.push_back(2 + w.n + i);
+    const Tensor sums = windowsOf(paddedFor(p.planes(self), w, 0), w).sum(window_dims, false, type);
+    const Tensor avg = sums / avgDivisors(w, count_include_pad, divisor_override, self, type);
     Tensor result = out.allocate(p.outShape(self), self.options());
     result.copy_(avg.view(p.outShape(self)));
     return out.finish(result);
   }
 };
 
-struct AvgPool2dBackward {
+template <class Pool>
+struct AvgPoolBackward {
   static bool native(const Tensor& grad_output, const Tensor& self, at::IntArrayRef,
                      at::IntArrayRef, at::IntArrayRef, bool, bool, std::optional<int64_t>) {
     return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
@@ -335,31 +382,42 @@ struct AvgPool2dBackward {
                         at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
                         bool count_include_pad, std::optional<int64_t> divisor_override,
                         const Output& out) {
-    const Pool2d p = avgPool("avg_pool2d_backward", self, kernel_size, stride, padding, ceil_mode,
-                             divisor_override);
+    const Pool p = avgPool(self, kernel_size, stride, padding, ceil_mode, divisor_override, true,
+                           static_cast<const Pool*>(nullptr));
+    const Window& w = p.window();
     const auto shape = p.outShape(self);
     TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape),
-                "avg_pool2d_backward: expected grad_output of size ", at::IntArrayRef(shape),
-                ", got ", grad_output.sizes());
+                Pool::kDims == 2 ? "avg_pool2d" : "avg_pool3d",
+                "_backward: expected grad_output of size ", at::IntArrayRef(shape), ", got ",
+                grad_output.sizes());
     const auto type = at::toOpMathType(self.scalar_type());
-    const Tensor g = grad_output.reshape({p.batch, p.channels, p.outH, p.outW}).to(type) /
-                     avgDivisors(p, count_include_pad, divisor_override, self, type);
-    const int64_t H = p.pH + p.inH + p.rightH(), W = p.pW + p.inW + p.rightW();
-    const Tensor grad = at::zeros({p.batch, p.channels, H, W}, self.options().dtype(type));
+    c10::DimVector planes{p.batch, p.channels}, padded{p.batch, p.channels};
+    for (int i = 0; i < w.n; ++i) {
+      planes.push_back(w.out[i]);
+      padded.push_back(w.pad[i] + w.in[i] + w.right(i));
+    }
+    const Tensor g = grad_output.reshape(planes).to(type) /
+                     avgDivisors(w, count_include_pad, divisor_override, self, type);
+    Tensor grad = at::zeros(padded, self.options().dtype(type));
     // One add per kernel offset: within one offset the windows' elements are distinct.
-    for (int64_t kh = 0; kh < p.kH; ++kh)
-      for (int64_t kw = 0; kw < p.kW; ++kw)
-        grad.as_strided({p.batch, p.channels, p.outH, p.outW},
-                        {p.channels * H * W, H * W, p.sH * W, p.sW}, kh * W + kw)
-            .add_(g);
+    int64_t offsets = 1;
+    for (int i = 0; i < w.n; ++i) offsets *= w.k[i];
+    for (int64_t o = 0; o < offsets; ++o) {
+      int64_t offset[3], rest = o;
+      for (int i = w.n; i-- > 0;) {
+        offset[i] = rest % w.k[i];
+        rest /= w.k[i];
+      }
+      windowsOf(grad, w, offset).add_(g);
+    }
+    for (int i = 0; i < w.n; ++i) grad = grad.narrow(2 + i, w.pad[i], w.in[i]);
     Tensor result = out.allocate(self.sizes(), grad_output.options());
-    result.copy_(
-        grad.slice(2, p.pH, p.pH + p.inH).slice(3, p.pW, p.pW + p.inW).reshape(self.sizes()));
+    result.copy_(grad.reshape(self.sizes()));
     return out.finish(result);
   }
 };
 
-// --- _adaptive_avg_pool2d ------------------------------------------------------------------
+// --- _adaptive_avg_pool2d, _adaptive_avg_pool3d ----------------------------------------------
 
 // [in, out] matrix whose column o averages ATen's window o of the input's `in` positions.
 Tensor adaptiveMatrix(int64_t in, int64_t out, const Tensor& like, at::ScalarType type) {
@@ -371,58 +429,70 @@ Tensor adaptiveMatrix(int64_t in, int64_t out, const Tensor& like, at::ScalarTyp
   return ((i >= start) & (i < end)).to(type) / (end - start).to(type);
 }
 
-void checkAdaptiveInput(const Tensor& input) {
+// `name`: adaptive_avg_pool2d or adaptive_avg_pool3d, over the last n dimensions.
+void checkAdaptiveInput(const char* name, const Tensor& input, int64_t n) {
   const int64_t ndim = input.dim();
-  TORCH_CHECK(ndim == 3 || ndim == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
-              input.sizes());
-  for (const int64_t i : {-2, -1})
-    TORCH_CHECK(input.size(i) > 0,
-                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
-                "dimensions, but input has sizes ",
-                input.sizes(), " with dimension ", i + ndim, " being empty");
+  TORCH_CHECK(ndim == n + 1 || ndim == n + 2, name, "(): Expected ", n + 1, "D or ", n + 2,
+              "D tensor, but got ", input.sizes());
+  for (int64_t i = ndim - n; i < ndim; ++i)
+    TORCH_CHECK(input.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch dimensions, but input has "
+                "sizes ",
+                input.sizes(), " with dimension ", i, " being empty");
 }
 
-struct AdaptiveAvgPool2d {
-  static bool native(const Tensor& self, at::IntArrayRef) { return floatingKernelType(self); }
+// x's last n dimensions, each multiplied by its averaging matrix ([in, out]; `transposed`: the
+// gradient's [out, in]).
+Tensor alongEach(Tensor x, int64_t n, at::IntArrayRef in, at::IntArrayRef out, bool transposed,
+                 const Tensor& like, at::ScalarType type) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t dim = x.dim() - n + i;
+    const Tensor m = adaptiveMatrix(in[i], out[i], like, type);
+    x = x.movedim(dim, -1).matmul(transposed ? m.t() : m).movedim(-1, dim);
+  }
+  return x;
+}
+
+// Half and bfloat16 3-D pooling goes to CPU's kernel, which adds and divides in the dtype
+// itself: the float averages here would differ from it by more than its rounding.
+template <int N>
+bool nativeAdaptive(const Tensor& t) {
+  return floatingKernelType(t) && (N == 2 || !at::isReducedFloatingType(t.scalar_type()));
+}
+
+// _adaptive_avg_pool2d (N = 2) and _adaptive_avg_pool3d (N = 3).
+template <int N>
+struct AdaptiveAvgPool {
+  static constexpr const char* kName = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
+  static bool native(const Tensor& self, at::IntArrayRef) { return nativeAdaptive<N>(self); }
   static Tensor compute(const Tensor& self, at::IntArrayRef output_size) {
-    TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
-    checkAdaptiveInput(self);
-    const int64_t outH = output_size[0], outW = output_size[1];
-    TORCH_CHECK(outH >= 0 && outW >= 0,
-                "adaptive_avg_pool2d: elements of output_size must be "
-                "greater than or equal to 0 but received {",
-                outH, ", ", outW, "}");
+    TORCH_CHECK(output_size.size() == N, kName, ": output_size must be ", N);
+    checkAdaptiveInput(kName, self, N);
+    for (const int64_t o : output_size)
+      TORCH_CHECK(o >= 0, kName,
+                  ": elements of output_size must be greater than or equal to 0 but received ",
+                  output_size);
     const auto type = at::toOpMathType(self.scalar_type());
-    const int64_t H = self.size(-2), W = self.size(-1);
-    const Tensor x = self.reshape({-1, H, W}).to(type);
-    const Tensor y = adaptiveMatrix(H, outH, self, type)
-                         .t()
-                         .matmul(x)
-                         .matmul(adaptiveMatrix(W, outW, self, type));
-    c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-    shape.push_back(outH);
-    shape.push_back(outW);
-    return y.reshape(shape).to(self.scalar_type());
+    const at::IntArrayRef in = self.sizes().slice(self.dim() - N);
+    const Tensor y = alongEach(self.to(type), N, in, output_size, false, self, type);
+    return y.contiguous().to(self.scalar_type());
   }
 };
 
-struct AdaptiveAvgPool2dBackward {
+template <int N>
+struct AdaptiveAvgPoolBackward {
   static bool native(const Tensor& grad_output, const Tensor& self) {
-    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
+    return nativeAdaptive<N>(grad_output) && grad_output.scalar_type() == self.scalar_type();
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self) {
-    checkAdaptiveInput(self);
-    TORCH_CHECK(grad_output.dim() == self.dim(),
-                "adaptive_avg_pool2d_backward: expected grad_output of ", self.dim(),
-                " dimensions, got ", grad_output.sizes());
+    checkAdaptiveInput(AdaptiveAvgPool<N>::kName, self, N);
+    TORCH_CHECK(grad_output.dim() == self.dim(), AdaptiveAvgPool<N>::kName,
+                "_backward: expected grad_output of ", self.dim(), " dimensions, got ",
+                grad_output.sizes());
     const auto type = at::toOpMathType(self.scalar_type());
-    const int64_t H = self.size(-2), W = self.size(-1);
-    const int64_t outH = grad_output.size(-2), outW = grad_output.size(-1);
-    const Tensor g = grad_output.reshape({-1, outH, outW}).to(type);
-    const Tensor gx = adaptiveMatrix(H, outH, self, type)
-                          .matmul(g)
-                          .matmul(adaptiveMatrix(W, outW, self, type).t());
-    return gx.reshape(self.sizes()).to(self.scalar_type());
+    const Tensor gx = alongEach(grad_output.to(type), N, self.sizes().slice(self.dim() - N),
+                                grad_output.sizes().slice(grad_output.dim() - N), true, self, type);
+    return gx.contiguous().to(self.scalar_type());
   }
 };
 
@@ -494,12 +564,86 @@ struct AdaptiveMaxPool2dBackward {
   }
 };
 
+// --- max_unpool2d, max_unpool3d -------------------------------------------------------------
+
+// self's values written at `indices` into zero planes of output_size (N = 2 or 3 dimensions).
+Tensor maxUnpool(const char* name, const Tensor& self, const Tensor& indices,
+                 at::IntArrayRef output_size, int64_t n, const Output& out) {
+  const int64_t ndim = self.dim();
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "elements in indices should be type int64 but got: ", indices.scalar_type());
+  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n, "There should be exactly ", n,
+              " elements in output_size, but got ", output_size.size(), " elements.");
+  TORCH_CHECK(ndim == n + 1 || ndim == n + 2, "Input to ", name, " should be a ", n + 1, "d or ",
+              n + 2, "d Tensor, but got a tensor with ", ndim, " dimensions.");
+  TORCH_CHECK(self.sizes() == indices.sizes(),
+              "Expected shape of indices to be same as that of the input tensor (", self.sizes(),
+              ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < ndim; ++i)
+    TORCH_CHECK(self.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+  int64_t plane = 1;
+  for (const int64_t o : output_size) plane *= o;
+  const int64_t planes = c10::multiply_integers(self.sizes().slice(0, ndim - n));
+  const int64_t inner = c10::multiply_integers(self.sizes().slice(ndim - n));
+  const Tensor idx = indices.reshape({planes, inner}).to(self.device());
+  std::ostringstream what;
+  what << "Found an invalid max index (output volumes are of size " << output_size << ")";
+  checkIndexRange(idx, plane, false, 1, what.str().c_str(), false);
+  c10::DimVector shape(self.sizes().begin(), self.sizes().end() - n);
+  shape.append(output_size.begin(), output_size.end());
+  Tensor result = out.allocate(shape, self.options());
+  Tensor flat = at::zeros({planes, plane}, self.options());
+  flat.scatter_(1, idx, self.reshape({planes, inner}));
+  result.copy_(flat.view(shape));
+  return out.finish(result);
+}
+
+struct MaxUnpool2d {
+  static bool native(const Tensor& self, const Tensor&, at::IntArrayRef) {
+    return floatingKernelType(self);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size,
+                        const Output& out) {
+    return maxUnpool("max_unpooling2d_forward_out_cpu", self, indices, output_size, 2, out);
+  }
+};
+
+struct MaxUnpool3d {
+  static bool native(const Tensor& self, const Tensor&, at::IntArrayRef, at::IntArrayRef,
+                     at::IntArrayRef) {
+    return floatingKernelType(self);
+  }
+  static Tensor compute(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size,
+                        at::IntArrayRef stride, at::IntArrayRef padding, const Output& out) {
+    TORCH_CHECK(stride.size() == 3,
+                "There should be exactly three elements (depth, height, width) "
+                "in stride, but got: ",
+                stride.size(), " elements.");
+    TORCH_CHECK(padding.size() == 3,
+                "There should be exactly three elements (depth, height, "
+                "width) in padding, but got: ",
+                padding.size(), " elements.");
+    TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
+                "strides should be greater than zero, but got stride: ", stride);
+    return maxUnpool("max_unpooling3d_forward_out_cpu", self, indices, output_size, 3, out);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  registerForms<AvgPool2d>(m, "avg_pool2d", nullptr, "avg_pool2d.out");
-  registerForms<AvgPool2dBackward>(m, "avg_pool2d_backward", nullptr,
-                                   "avg_pool2d_backward.grad_input");
-  registerNative<AdaptiveAvgPool2d>(m, "_adaptive_avg_pool2d");
-  registerNative<AdaptiveAvgPool2dBackward>(m, "_adaptive_avg_pool2d_backward");
+  registerForms<AvgPool<Pool2d>>(m, "avg_pool2d", nullptr, "avg_pool2d.out");
+  registerForms<AvgPoolBackward<Pool2d>>(m, "avg_pool2d_backward", nullptr,
+                                         "avg_pool2d_backward.grad_input");
+  registerForms<AvgPool<Pool3d>>(m, "avg_pool3d", nullptr, "avg_pool3d.out");
+  registerForms<AvgPoolBackward<Pool3d>>(m, "avg_pool3d_backward", nullptr,
+                                         "avg_pool3d_backward.grad_input");
+  registerNative<AdaptiveAvgPool<2>>(m, "_adaptive_avg_pool2d");
+  registerNative<AdaptiveAvgPoolBackward<2>>(m, "_adaptive_avg_pool2d_backward");
+  registerNative<AdaptiveAvgPool<3>>(m, "_adaptive_avg_pool3d");
+  registerNative<AdaptiveAvgPoolBackward<3>>(m, "_adaptive_avg_pool3d_backward");
+  registerForms<MaxUnpool2d>(m, "max_unpool2d", nullptr, "max_unpool2d.out");
+  registerForms<MaxUnpool3d>(m, "max_unpool3d", nullptr, "max_unpool3d.out");
   registerForms<MaxPoolWithIndices<Pool2d>>(m, "max_pool2d_with_indices", nullptr,
                                             "max_pool2d_with_indices.out");
   registerForms<MaxPoolWithIndicesBackward<Pool2d>>(m, "max_pool2d_with_indices_backward", nullptr,

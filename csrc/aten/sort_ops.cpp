@@ -1,10 +1,16 @@
-// sort (always stable) and topk (the first k of a sort). The sorted dimension is moved last
-// and made dense, sorted per slice by the sort kernel, and copied back into the outputs.
+// sort (always stable), topk (the first k of a sort), kthvalue, median, nanmedian and mode (one
+// position of a sort). The sorted dimension is moved last and made dense, sorted per slice by
+// the sort kernel, and copied back into the outputs.
 // searchsorted and bucketize: a binary search per value by the sort family's search kernel.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/where.h>
 #include <torch/library.h>
 
 #include "aten/copy.h"
@@ -98,6 +104,139 @@ struct Topk {
       writeBack(i, idx.narrow(-1, 0, k), dim);
     }
     return {values.finish(v), indices.finish(i)};
+  }
+};
+
+// --- kthvalue, median, nanmedian, mode: one position of each slice's sort ---------------------
+// The values are CPU's. The index is that of the picked key of the stable sort: among equal
+// values CPU's quickselect (kthvalue, the medians) or unstable sort (mode) may return any of
+// them, so any is right (the OpInfo sweep checks such indices by the values they select:
+// devtools/coverage.py).
+
+// CPU computes kthvalue and the medians for every real dtype but bool.
+bool selectable(const at::Tensor& self) {
+  return kernelSupports(self.scalar_type()) && self.scalar_type() != at::kBool;
+}
+
+enum class Pick { Kth, Median, NanMedian, Mode };
+
+// The sorted position per slice ([..., 1], int64) of the sorted [..., n] keys. A median of a
+// slice with NaN is NaN (the first NaN, sorted after every number, at position "numbers"); a
+// nanmedian is the lower median of the numbers (position 0, a NaN, when all are NaN). A mode
+// is the last key of the first longest run of equal keys: CPU's smallest most frequent value.
+at::Tensor positionOf(const at::Tensor& keys, Pick pick, int64_t k) {
+  const int64_t n = keys.size(-1);
+  if (pick == Pick::Mode) {
+    const at::Tensor j = at::arange(n, keys.options().dtype(at::kLong)).expand(keys.sizes());
+    at::Tensor starts = at::ones(keys.sizes(), keys.options().dtype(at::kBool));
+    starts.narrow(-1, 1, n - 1).copy_(keys.narrow(-1, 1, n - 1) != keys.narrow(-1, 0, n - 1));
+    const at::Tensor run_start = std::get<0>(at::where(starts, j, 0).cummax(-1));
+    return std::get<1>((j - run_start).max(-1, /*keepdim=*/true));
+  }
+  if (pick == Pick::Kth || !at::isFloatingType(keys.scalar_type())) {
+    auto one = keys.sizes().vec();  // keys are at least 1-d
+    one.back() = 1;
+    return at::full(one, pick == Pick::Kth ? k : (n - 1) / 2, keys.options().dtype(at::kLong));
+  }
+  const at::Tensor numbers = keys.isnan().logical_not_().sum(-1, /*keepdim=*/true);
+  if (pick == Pick::NanMedian) return (numbers - 1).clamp_min_(0).div_(2, "floor");
+  return at::where(numbers < n, numbers, (n - 1) / 2);
+}
+
+// values, indices of `pick` along dim (the reduced shape, or keepdim's).
+std::tuple<at::Tensor, at::Tensor> select(const at::Tensor& self, int64_t dim, bool keepdim,
+                                          Pick pick, int64_t k, const Output& values,
+                                          const Output& indices) {
+  auto shape = self.sizes().vec();
+  if (!shape.empty()) {
+    if (keepdim)
+      shape[dim] = 1;
+    else
+      shape.erase(shape.begin() + dim);
+  }
+  auto [v, i] = results(self, shape, values, indices);
+  if (self.numel() > 0) {
+    auto [keys, idx] = sortedLast(self, dim, false);
+    const at::Tensor pos = positionOf(keys, pick, k);
+    at::Tensor kv = keys.gather(-1, pos), ki = idx.gather(-1, pos);
+    if (self.dim() == 0 || !keepdim) {
+      kv = kv.squeeze(-1);
+      ki = ki.squeeze(-1);
+      copyOnDevice(v, self.dim() == 0 ? kv.view(c10::IntArrayRef{}) : kv);
+      copyOnDevice(i, self.dim() == 0 ? ki.view(c10::IntArrayRef{}) : ki);
+    } else {
+      writeBack(v, kv, dim);
+      writeBack(i, ki, dim);
+    }
+  }
+  return {values.finish(v), indices.finish(i)};
+}
+
+struct Kthvalue {
+  static constexpr int kOutputs = 2;
+  static bool native(const at::Tensor& self, c10::SymInt, int64_t, bool) {
+    return selectable(self);
+  }
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, c10::SymInt k_,
+                                                    int64_t dim, bool keepdim, const Output& values,
+                                                    const Output& indices) {
+    const int64_t k = k_.expect_int();
+    dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+    const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+    TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ",
+                dim);
+    return select(self, dim, keepdim, Pick::Kth, k - 1, values, indices);
+  }
+};
+
+template <Pick P>
+struct MedianDim {
+  static constexpr int kOutputs = 2;
+  static bool native(const at::Tensor& self, int64_t, bool) { return selectable(self); }
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, int64_t dim,
+                                                    bool keepdim, const Output& values,
+                                                    const Output& indices) {
+    dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(dim) > 0,
+                      P == Pick::Median ? "median" : "nanmedian", "(): Expected reduction dim ",
+                      dim, " to have non-zero size.");
+    return select(self, dim, keepdim, P, 0, values, indices);
+  }
+};
+
+struct Mode {
+  static constexpr int kOutputs = 2;
+  static bool native(const at::Tensor& self, int64_t, bool) {
+    return kernelSupports(self.scalar_type());
+  }
+  static std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, int64_t dim,
+                                                    bool keepdim, const Output& values,
+                                                    const Output& indices) {
+    dim = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(dim) > 0, "mode(): Expected reduction dim ", dim,
+                      " to have non-zero size.");
+    return select(self, dim, keepdim, Pick::Mode, 0, values, indices);
+  }
+};
+
+// median() / nanmedian() of all elements: a 0-dim value (NaN when empty, as CPU's; CPU's
+// error for an empty integer tensor comes through the fallback).
+template <Pick P>
+struct MedianAll {
+  static bool native(const at::Tensor& self) {
+    return selectable(self) && (self.numel() > 0 || at::isFloatingType(self.scalar_type()));
+  }
+  static at::Tensor compute(const at::Tensor& self, const Output& out) {
+    at::Tensor result = out.allocate({}, self.options(), Output::DTypeRule::Exact);
+    out.checkNoOverlap({self});
+    if (self.numel() == 0) {
+      result.fill_(std::numeric_limits<double>::quiet_NaN());
+      return out.finish(result);
+    }
+    const at::Tensor flat = self.reshape({-1});
+    auto [keys, idx] = sortedLast(flat, 0, false);
+    copyOnDevice(result, keys.gather(-1, positionOf(keys, P, 0)).view(c10::IntArrayRef{}));
+    return out.finish(result);
   }
 };
 
@@ -206,6 +345,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<BucketizeScalar>(m, "bucketize.Scalar", nullptr, "bucketize.Scalar_out");
   registerForms<Sort>(m, "sort.stable", nullptr, "sort.values_stable");
   registerForms<Topk>(m, "topk", nullptr, "topk.values");
+  registerForms<Kthvalue>(m, "kthvalue", nullptr, "kthvalue.values");
+  registerForms<MedianDim<Pick::Median>>(m, "median.dim", nullptr, "median.dim_values");
+  registerForms<MedianDim<Pick::NanMedian>>(m, "nanmedian.dim", nullptr, "nanmedian.dim_values");
+  registerForms<Mode>(m, "mode", nullptr, "mode.values");
+  registerForms<MedianAll<Pick::Median>>(m, "median", nullptr, "median.out");
+  registerForms<MedianAll<Pick::NanMedian>>(m, "nanmedian", nullptr, "nanmedian.out");
 }
 
 }  // namespace

@@ -10,11 +10,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
 #include "kernels/histogram.h"
 #include "kernels/carry_scan.h"
+#include "kernels/reduce_math.h"
 
 namespace accel::kernels {
 
@@ -41,6 +44,9 @@ enum class IndexMode : int {
   Copy,  // dst = src
   Add,   // dst += alpha * src, duplicates accumulate (atomics on CUDA, one thread on host)
   Fill,  // dst = value
+  Mul,   // dst *= src; Max, Min: dst = max(dst, src), min(dst, src), a NaN src wins (as CPU's
+  Max,   // scatter_reduce and index_reduce). Duplicates combine like Add's (compare-and-swap
+  Min,   // on CUDA, one thread in index order on host).
 };
 
 struct IndexTable {
@@ -152,6 +158,58 @@ struct IndexAddOp {
   }
 };
 
+// The combines of IndexMode::Mul, Max and Min over OpMath<T>: `cur` is the destination's value.
+struct MulCombine {
+  template <class V>
+  ACCEL_HD V operator()(V cur, V v) const {
+    return static_cast<V>(cur * v);
+  }
+};
+struct MaxCombine {
+  template <class V>
+  ACCEL_HD V operator()(V cur, V v) const {
+    return isNan(v) ? v : (cur < v ? v : cur);
+  }
+};
+struct MinCombine {
+  template <class V>
+  ACCEL_HD V operator()(V cur, V v) const {
+    return isNan(v) ? v : (v < cur ? v : cur);
+  }
+};
+
+// Whether the executor's Accumulate has an atomic read-modify-write `combine(p, v, f)`.
+template <class Accumulate, class T, class F, class = void>
+struct HasCombine : std::false_type {};
+template <class Accumulate, class T, class F>
+struct HasCombine<Accumulate, T, F,
+                  std::void_t<decltype(Accumulate::combine(
+                      std::declval<T*>(), std::declval<OpMath<T>>(), std::declval<F>()))>>
+    : std::true_type {};
+
+// *p = f(*p, v) in OpMath<T>: through Accumulate::combine where the executor has one (CUDA's
+// compare-and-swap), else plainly (the host runs a serial forEach on one thread, in order).
+template <class Accumulate, class T, class F>
+ACCEL_HD inline void combineInto(T* p, OpMath<T> v, F f) {
+  if constexpr (HasCombine<Accumulate, T, F>::value)
+    Accumulate::combine(p, v, f);
+  else
+    *p = castTo<T>(f(castTo<OpMath<T>>(*p), v));
+}
+
+// dst = Combine(dst, src), duplicates combining in turn.
+template <class T, class Accumulate, class Combine>
+struct IndexCombineOp {
+  IndexDesc d;
+  ACCEL_HD bool operator()(int64_t i) const {
+    int64_t dst, src;
+    if (!indexedOffsets(d, i, dst, src)) return false;
+    const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(d.iter.op[1].data + src));
+    combineInto<Accumulate>(reinterpret_cast<T*>(d.iter.op[0].data + dst), v, Combine{});
+    return true;
+  }
+};
+
 template <class Exec>
 rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream) {
   const int noperands = mode == IndexMode::Fill ? 1 : 2;
@@ -176,6 +234,15 @@ rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Str
         return Exec::forEach(
             d.iter.numel, true,
             IndexAddOp<T, typename Exec::Accumulate>{d, scalarAs<OpMath<T>>(scalar)}, stream);
+      case IndexMode::Mul:
+        return Exec::forEach(d.iter.numel, true,
+                             IndexCombineOp<T, typename Exec::Accumulate, MulCombine>{d}, stream);
+      case IndexMode::Max:
+        return Exec::forEach(d.iter.numel, true,
+                             IndexCombineOp<T, typename Exec::Accumulate, MaxCombine>{d}, stream);
+      case IndexMode::Min:
+        return Exec::forEach(d.iter.numel, true,
+                             IndexCombineOp<T, typename Exec::Accumulate, MinCombine>{d}, stream);
     }
     return rt::Error::InvalidValue;
   });

@@ -253,26 +253,51 @@ def check_op(
     return result
 
 
-# Ops whose indices are free among equal values (a sort that was not asked to be stable, topk):
-# CPU's own order of ties is one of many right answers, so an index output is checked by the
-# values it selects from the input. {name: (position of dim among the args, default dim)}.
-_TIE_FREE_INDICES = {"sort": (0, -1), "argsort": (0, -1), "topk": (1, -1)}
+# Ops whose indices are free among equal values (a sort that was not asked to be stable, topk,
+# and the selections CPU makes by quickselect or an unstable sort: kthvalue, median, nanmedian,
+# mode): CPU's own choice
+# among ties is one of many right answers, so an index output is checked by the values it
+# selects from the input. {name: (position of dim among the args, default dim, position of
+# keepdim for a reduction or None)}; a default dim of None: without a dim there are no indices.
+_TIE_FREE_INDICES = {
+    "sort": (0, -1, None),
+    "argsort": (0, -1, None),
+    "topk": (1, -1, None),
+    "kthvalue": (1, -1, 2),
+    "median": (0, None, 1),
+    "nanmedian": (0, None, 1),
+    "mode": (0, -1, 1),
+}
 
 
-def _ties_free(op, sample) -> int | None:
-    """The dim along which ``sample``'s index output may order ties freely, else None."""
+def _ties_free(op, sample) -> tuple[int, bool] | None:
+    """(dim, whether the indices lack dim: a reduction without keepdim) along which
+    ``sample``'s index output may order ties freely, else None."""
     if op.name not in _TIE_FREE_INDICES or sample.kwargs.get("stable", False):
         return None
-    position, default = _TIE_FREE_INDICES[op.name]
-    if len(sample.args) > position:
-        return sample.args[position]
-    return sample.kwargs.get("dim", default)
+    position, default, keepdim_at = _TIE_FREE_INDICES[op.name]
+    dim = (
+        sample.args[position] if len(sample.args) > position else sample.kwargs.get("dim", default)
+    )
+    if dim is None:
+        return None
+    if keepdim_at is None:
+        return dim, False
+    keepdim = (
+        sample.args[keepdim_at]
+        if len(sample.args) > keepdim_at
+        else sample.kwargs.get("keepdim", False)
+    )
+    return dim, not keepdim
 
 
-def _selected(source: torch.Tensor, dim: int, indices: torch.Tensor) -> torch.Tensor:
-    """What ``indices`` select from ``source`` along ``dim`` (a 0-dim input selects itself)."""
+def _selected(source: torch.Tensor, dim: int, indices: torch.Tensor, reduced: bool = False):
+    """What ``indices`` select from ``source`` along ``dim`` (a 0-dim input selects itself);
+    ``reduced``: the indices lack dim (one per slice)."""
     if source.dim() == 0:
         return source
+    if reduced:
+        return source.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
     return source.gather(dim, indices)
 
 
@@ -294,8 +319,9 @@ def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
     finally:
         for name, calls in torch_accel.fallback_counts().items():
             fallback[name] = fallback.get(name, 0) + calls
-    dim = _ties_free(op, sample)
-    if dim is not None:
+    free = _ties_free(op, sample)
+    if free is not None:
+        dim, reduced = free
         source = on_cpu.input
         if isinstance(expected, torch.Tensor):  # argsort: the indices alone
             actual, expected = (
@@ -303,8 +329,9 @@ def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool:
                 _selected(source, dim, expected),
             )
         else:  # (values, indices)
-            actual = (actual[0], _selected(source, dim, actual[1].cpu()).to(actual[1].device))
-            expected = (expected[0], _selected(source, dim, expected[1]))
+            chosen = _selected(source, dim, actual[1].cpu(), reduced).to(actual[1].device)
+            actual = (actual[0], chosen)
+            expected = (expected[0], _selected(source, dim, expected[1], reduced))
     _compare(actual, expected, dtype, _expected_device(sample))
     return True
 

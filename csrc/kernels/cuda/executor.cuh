@@ -39,24 +39,33 @@ __global__ void stridedKernel(ElementwiseDesc d, F f) {
   }
 }
 
-// Read-modify-write of 1- and 2-byte types without a native atomicAdd (bool, int8, uint8,
-// int16), through a compare-and-swap of their aligned word.
-template <class T>
-__device__ void casAccumulate(T* p, OpMath<T> v) {
+// *p = f(*p, v) in OpMath<T>, as one compare-and-swap loop: on the aligned 4-byte word that
+// holds p for 1- and 2-byte types (bool, int8, uint8, int16, half, bfloat16), on p itself for
+// 4- and 8-byte ones.
+template <class T, class F>
+__device__ void casCombine(T* p, OpMath<T> v, F f) {
+  using Word = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
   const auto addr = reinterpret_cast<uintptr_t>(p);
-  auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t(3));
-  const unsigned byte = addr & 3;
-  unsigned int old = *word, assumed;
+  auto* word = reinterpret_cast<Word*>(sizeof(T) >= 4 ? addr : addr & ~uintptr_t(3));
+  const unsigned byte = sizeof(T) >= 4 ? 0 : addr & 3;
+  Word old = *word, assumed;
   do {
     assumed = old;
     T cur;
     memcpy(&cur, reinterpret_cast<const char*>(&assumed) + byte, sizeof(T));
-    const T next = castTo<T>(castTo<OpMath<T>>(cur) + v);
-    unsigned int replacement = assumed;
+    const T next = castTo<T>(f(castTo<OpMath<T>>(cur), v));
+    Word replacement = assumed;
     memcpy(reinterpret_cast<char*>(&replacement) + byte, &next, sizeof(T));
     old = atomicCAS(word, assumed, replacement);
   } while (assumed != old);
 }
+
+struct CasPlus {
+  template <class V>
+  __device__ V operator()(V a, V b) const {
+    return static_cast<V>(a + b);
+  }
+};
 
 struct AtomicAccumulate {
   template <class T>
@@ -73,8 +82,12 @@ struct AtomicAccumulate {
     } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
       atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16_rn(v));  // native on sm_80+
     } else {
-      casAccumulate(p, v);
+      casCombine(p, v, CasPlus{});
     }
+  }
+  template <class T, class Combine>
+  __device__ static void combine(T* p, OpMath<T> v, Combine f) {
+    casCombine(p, v, f);
   }
 };
 
