@@ -384,6 +384,41 @@ def test_linspace():
     assert_native()
 
 
+def test_logspace_and_eye():
+    # logspace: linspace's exponents in the output dtype (double for integers), then
+    # base ** e in double, as CPU.
+    for args, kw in [
+        ((0, 3, 7), {}),
+        ((-2.5, 1.5, 40, 2.0), {}),
+        ((1, -1, 9), dict(dtype=torch.float64)),
+        ((0, 2, 17, 3.0), dict(dtype=torch.bfloat16)),
+        ((-1, 1, 21), dict(dtype=torch.half)),
+        ((0, 5, 6, 2), dict(dtype=torch.int64)),
+        ((0.5, 3.7, 5), dict(dtype=torch.int32)),
+        ((2, 9, 1), {}),
+        ((2, 9, 0), {}),
+    ]:
+        got = torch.logspace(*args, device="accel", **kw)
+        expected = torch.logspace(*args, **kw)
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu(), expected, rtol=1e-6, atol=0)
+    out = torch.empty(0, device="accel", dtype=torch.float64)
+    torch.logspace(0, 1, 4, out=out)
+    torch.testing.assert_close(out.cpu(), torch.logspace(0, 1, 4, dtype=torch.float64))
+    for n, m, dtype in [(3, 5, torch.float32), (4, 2, torch.int64), (3, None, torch.bool),
+                        (0, 2, torch.float16)]:
+        expected = torch.eye(n, dtype=dtype) if m is None else torch.eye(n, m, dtype=dtype)
+        got = (torch.eye(n, dtype=dtype, device="accel") if m is None
+               else torch.eye(n, m, dtype=dtype, device="accel"))
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    out = torch.full((2, 2), 7.0, device="accel")
+    torch.eye(3, 4, out=out)  # resized, zeroed, then the diagonal set
+    torch.testing.assert_close(out.cpu(), torch.eye(3, 4))
+    with pytest.raises(RuntimeError, match="must be greater or equal to 0"):
+        torch.eye(-1, device="accel")
+    assert_native()
+
+
 # ---- sort / topk ---------------------------------------------------------------------------------
 
 

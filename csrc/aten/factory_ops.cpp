@@ -1,8 +1,10 @@
-// Factory ops computed on the device: arange and linspace (the functional forms are
-// composites over arange.start_out and linspace.out).
+// Factory ops computed on the device: arange, linspace, logspace and eye (the functional forms
+// are composites over their out= forms).
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/pow.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -94,7 +96,50 @@ struct LinspaceOut {
   }
 };
 
+// logspace as CPU computes it: linspace's exponents in double (an integer output truncates
+// start and end first), then base^e in double, cast to the output dtype.
+struct LogspaceOut {
+  static bool native(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double,
+                     at::Tensor& out) {
+    return LinspaceOut::native(start, end, steps, out);
+  }
+  static at::Tensor& compute(const c10::Scalar& start, const c10::Scalar& end, int64_t steps,
+                             double base, at::Tensor& out) {
+    TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+    at::native::resize_output(out, {steps});
+    if (steps == 0) return out;
+    const bool integer = c10::isIntegralType(out.scalar_type(), false);
+    at::Tensor exponents = at::empty({steps}, out.options().dtype(at::kDouble));
+    if (integer) {
+      LinspaceOut::compute(start.toLong(), end.toLong(), steps, exponents);
+    } else {
+      LinspaceOut::compute(start.toDouble(), end.toDouble(), steps, exponents);
+    }
+    return out.copy_(at::pow(base, exponents));
+  }
+};
+
+// eye(n, m) into out: zeros, then ones on the diagonal (out resized as CPU does, silently).
+struct EyeOut {
+  static bool native(int64_t, int64_t, at::Tensor& out) { return kernelSupports(out.scalar_type()); }
+  static at::Tensor& compute(int64_t n, int64_t m, at::Tensor& out) {
+    TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+    TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+    out.resize_({n, m});
+    out.zero_();
+    out.diagonal().fill_(1);
+    return out;
+  }
+};
+struct EyeSquareOut {
+  static bool native(int64_t n, at::Tensor& out) { return EyeOut::native(n, n, out); }
+  static at::Tensor& compute(int64_t n, at::Tensor& out) { return EyeOut::compute(n, n, out); }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerNative<LogspaceOut>(m, "logspace.out");
+  registerNative<EyeOut>(m, "eye.m_out");
+  registerNative<EyeSquareOut>(m, "eye.out");
   registerNative<ArangeOut>(m, "arange.start_out");
   registerNative<LinspaceOut>(m, "linspace.out");
 }
