@@ -466,7 +466,11 @@ def test_copies_masked_fill_and_parts(strict, dtype):
     same(torch.roll(xa, (1, -3), (0, 1)), torch.roll(x, (1, -3), (0, 1)), True)
     mask = x.real > 0
     for value in (2.5, 1 - 3j):
-        same(xa.clone().masked_fill_(mask.to("accel"), value), x.clone().masked_fill_(mask, value), True)
+        same(
+            xa.clone().masked_fill_(mask.to("accel"), value),
+            x.clone().masked_fill_(mask, value),
+            True,
+        )
     got = xa.t().clone().t()  # a transposed self
     got.masked_fill_(mask[0].to("accel"), -1j)
     same(got, x.clone().masked_fill_(mask[0], -1j), True)

@@ -151,8 +151,21 @@ def test_unary_special(name, dtype):
 @pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool])
 def test_unary_special_of_integers_promotes(dtype):
     x = torch.arange(-3, 9).reshape(3, 4).to(dtype)
-    names = ["acos", "atan", "asinh", "erfc", "erfinv", "lgamma", "digamma", "i0", "sinc",
-             "angle", "special.i1e", "special.bessel_j0", "special.erfcx"]
+    names = [
+        "acos",
+        "atan",
+        "asinh",
+        "erfc",
+        "erfinv",
+        "lgamma",
+        "digamma",
+        "i0",
+        "sinc",
+        "angle",
+        "special.i1e",
+        "special.bessel_j0",
+        "special.erfcx",
+    ]
     for name in names + ([] if dtype == torch.bool else ["signbit"]):
         fn = torch_fn(name)
         close(fn(x.to("accel")), fn(x))
@@ -168,10 +181,27 @@ def test_unary_special_edges():
     inf, nan = float("inf"), float("nan")
     x = torch.tensor([0.0, -0.0, -1.0, -2.5, 1.0, -1.0, 2.0, inf, -inf, nan, 1e-30, 50.0, 800.0])
     a = x.to("accel")
-    for name in ["lgamma", "digamma", "erfinv", "i0", "special.i0e", "special.i1",
-                 "special.i1e", "special.erfcx", "special.log_ndtr", "special.entr", "sinc",
-                 "special.bessel_y0", "special.bessel_y1", "special.spherical_bessel_j0",
-                 "signbit", "angle", "atanh", "acosh", "frac"]:
+    for name in [
+        "lgamma",
+        "digamma",
+        "erfinv",
+        "i0",
+        "special.i0e",
+        "special.i1",
+        "special.i1e",
+        "special.erfcx",
+        "special.log_ndtr",
+        "special.entr",
+        "sinc",
+        "special.bessel_y0",
+        "special.bessel_y1",
+        "special.spherical_bessel_j0",
+        "signbit",
+        "angle",
+        "atanh",
+        "acosh",
+        "frac",
+    ]:
         fn = torch_fn(name)
         close(fn(a), fn(x))
     for eps in [None, 0.1]:
@@ -322,8 +352,13 @@ NEW_BINARY = {
 }
 POLYNOMIALS = [
     f"special.{kind}_polynomial_{letter}"
-    for kind, letters in [("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"),
-                          ("hermite", ["h", "he"]), ("laguerre", "l"), ("legendre", "p")]
+    for kind, letters in [
+        ("chebyshev", "tuvw"),
+        ("shifted_chebyshev", "tuvw"),
+        ("hermite", ["h", "he"]),
+        ("laguerre", "l"),
+        ("legendre", "p"),
+    ]
     for letter in letters
 ]
 NEW_BINARY.update({name: [torch.float32, torch.float64, torch.int64] for name in POLYNOMIALS})
@@ -342,7 +377,9 @@ def binary_sample(name, dtype, shape, seed):
     if dtype == torch.bool:
         return torch.rand(shape, generator=g) > 0.5
     if not dtype.is_floating_point:
-        low, high = (0, 70) if "shift" in name else ((1, 12) if name == "special.zeta" else (-30, 30))
+        low, high = (
+            (0, 70) if "shift" in name else ((1, 12) if name == "special.zeta" else (-30, 30))
+        )
         if dtype == torch.uint8:
             low = max(low, 0)
         return torch.randint(low, high, shape, generator=g).to(dtype)
@@ -358,9 +395,7 @@ def binary_sample(name, dtype, shape, seed):
     return x.to(dtype)
 
 
-@pytest.mark.parametrize(
-    "name,dtype", [(n, d) for n, dtypes in NEW_BINARY.items() for d in dtypes]
-)
+@pytest.mark.parametrize("name,dtype", [(n, d) for n, dtypes in NEW_BINARY.items() for d in dtypes])
 def test_binary_new_ops(name, dtype):
     x = binary_sample(name, dtype, (4, 1, 5), 0)
     y = binary_sample(name, dtype, (3, 5), 1)
@@ -395,8 +430,10 @@ def test_binary_new_ops_edges_and_errors():
     i = torch.tensor([0, -4, 6, -(2**63), 7, 0])
     j = torch.tensor([0, 6, -4, 2, -21, 5])
     close(torch.gcd(i.to("accel"), j.to("accel")), torch.gcd(i, j))
-    close(torch.lcm(i[[0, 1, 2, 4, 5]].to("accel"), j[[0, 1, 2, 4, 5]].to("accel")),
-          torch.lcm(i[[0, 1, 2, 4, 5]], j[[0, 1, 2, 4, 5]]))
+    close(
+        torch.lcm(i[[0, 1, 2, 4, 5]].to("accel"), j[[0, 1, 2, 4, 5]].to("accel")),
+        torch.lcm(i[[0, 1, 2, 4, 5]], j[[0, 1, 2, 4, 5]]),
+    )
     s = torch.tensor([-1, 0, 1, 63, 64, 70])
     v = torch.tensor([-8, 8, 1, -1, 5, -3])
     close(v.to("accel") << s.to("accel"), v << s)

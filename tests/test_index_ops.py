@@ -405,11 +405,18 @@ def test_logspace_and_eye():
     out = torch.empty(0, device="accel", dtype=torch.float64)
     torch.logspace(0, 1, 4, out=out)
     torch.testing.assert_close(out.cpu(), torch.logspace(0, 1, 4, dtype=torch.float64))
-    for n, m, dtype in [(3, 5, torch.float32), (4, 2, torch.int64), (3, None, torch.bool),
-                        (0, 2, torch.float16)]:
+    for n, m, dtype in [
+        (3, 5, torch.float32),
+        (4, 2, torch.int64),
+        (3, None, torch.bool),
+        (0, 2, torch.float16),
+    ]:
         expected = torch.eye(n, dtype=dtype) if m is None else torch.eye(n, m, dtype=dtype)
-        got = (torch.eye(n, dtype=dtype, device="accel") if m is None
-               else torch.eye(n, m, dtype=dtype, device="accel"))
+        got = (
+            torch.eye(n, dtype=dtype, device="accel")
+            if m is None
+            else torch.eye(n, m, dtype=dtype, device="accel")
+        )
         torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
     out = torch.full((2, 2), 7.0, device="accel")
     torch.eye(3, 4, out=out)  # resized, zeroed, then the diagonal set

@@ -89,7 +89,11 @@ def test_nansum(dtype, dim):
         x[x > 0.8] = float("nan")
     kw = {} if dim is None else {"dim": dim, "keepdim": True}
     close(torch.nansum(x.to("accel"), **kw), torch.nansum(x, **kw), dtype)
-    close(torch.nansum(x.to("accel").transpose(0, 2), **kw), torch.nansum(x.transpose(0, 2), **kw), dtype)
+    close(
+        torch.nansum(x.to("accel").transpose(0, 2), **kw),
+        torch.nansum(x.transpose(0, 2), **kw),
+        dtype,
+    )
     out = torch.empty(0, dtype=torch.float64, device="accel")
     torch.nansum(x.to("accel"), dim=1, dtype=torch.float64, out=out)
     close(out, torch.nansum(x, dim=1, dtype=torch.float64))

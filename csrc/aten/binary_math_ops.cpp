@@ -290,8 +290,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::Heaviside>>(m, "heaviside", "heaviside_", "heaviside.out");
   registerForms<Math<BinaryOp::Gcd>>(m, "gcd", "gcd_", "gcd.out");
   registerForms<Math<BinaryOp::Lcm>>(m, "lcm", "lcm_", "lcm.out");
-  registerForms<Math<BinaryOp::Copysign>>(m, "copysign.Tensor", "copysign_.Tensor",
-                                          "copysign.out");
+  registerForms<Math<BinaryOp::Copysign>>(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
   registerForms<Math<BinaryOp::LogAddExp>>(m, "logaddexp", nullptr, "logaddexp.out");
   registerForms<Math<BinaryOp::LogAddExp2>>(m, "logaddexp2", nullptr, "logaddexp2.out");
   registerForms<Math<BinaryOp::NextAfter>>(m, "nextafter", "nextafter_", "nextafter.out");

@@ -1,5 +1,5 @@
-// where, masked_fill_, clamp with tensor bounds, lerp, addcmul, addcdiv, complex and polar. Inputs are
-// converted to the result dtype (the kernels take one dtype plus a bool condition or mask).
+// where, masked_fill_, clamp with tensor bounds, lerp, addcmul, addcdiv, complex and polar. Inputs
+// are converted to the result dtype (the kernels take one dtype plus a bool condition or mask).
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>

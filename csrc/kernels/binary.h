@@ -140,7 +140,8 @@ ACCEL_BINARY_FUNCTOR(CopysignOp, std::copysign(a, b))
 ACCEL_BINARY_FUNCTOR(NextAfterOp, std::nextafter(a, b))
 // x log1p(y): NaN when y is, else 0 where x is 0.
 ACCEL_BINARY_FUNCTOR(Xlog1pyOp, b != b ? b : (a == T(0) ? T(0) : a * std::log1p(b)))
-ACCEL_BINARY_FUNCTOR(ZetaOp, static_cast<T>(hurwitzZeta(static_cast<double>(a), static_cast<double>(b))))
+ACCEL_BINARY_FUNCTOR(ZetaOp,
+                     static_cast<T>(hurwitzZeta(static_cast<double>(a), static_cast<double>(b))))
 ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a*(T(1) - b * b))
 ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a*(T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR

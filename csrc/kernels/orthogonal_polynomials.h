@@ -12,8 +12,16 @@ namespace accel::kernels {
 // The orthogonal polynomials of degree n (a negative degree gives 0), by their three-term
 // recurrences, in T; Chebyshev's of high degree inside (-1, 1) by their trigonometric forms,
 // and the values at +-1 in closed form, as ATen evaluates them.
-enum class Polynomial { ChebyshevT, ChebyshevU, ChebyshevV, ChebyshevW, HermiteH, HermiteHe,
-                        LaguerreL, LegendreP };
+enum class Polynomial {
+  ChebyshevT,
+  ChebyshevU,
+  ChebyshevV,
+  ChebyshevW,
+  HermiteH,
+  HermiteHe,
+  LaguerreL,
+  LegendreP
+};
 
 template <class T>
 ACCEL_HD inline T chebyshev(Polynomial kind, T x, int64_t n) {
@@ -36,10 +44,12 @@ ACCEL_HD inline T chebyshev(Polynomial kind, T x, int64_t n) {
         if (std::sin(theta) != T(0)) return std::sin(T(n + 1) * theta) / std::sin(theta);
         return T(n + 1) * std::cos(T(n + 1) * theta) / x;
       case Polynomial::ChebyshevV:
-        if (std::sin(theta / T(2)) != T(1)) return std::cos((T(n) + T(0.5)) * theta) / std::cos(theta / T(2));
+        if (std::sin(theta / T(2)) != T(1))
+          return std::cos((T(n) + T(0.5)) * theta) / std::cos(theta / T(2));
         return odd ? -two_n1 : two_n1;
       default:
-        if (std::cos(theta / T(2)) != T(1)) return std::sin((T(n) + T(0.5)) * theta) / std::sin(theta / T(2));
+        if (std::cos(theta / T(2)) != T(1))
+          return std::sin((T(n) + T(0.5)) * theta) / std::sin(theta / T(2));
         return x > T(0) ? two_n1 : (odd ? T(-1) : T(1));
     }
   }

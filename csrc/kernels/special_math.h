@@ -30,8 +30,9 @@ ACCEL_HD inline double hurwitzZeta(double s, double q) {
     a += 1;
     if (fabs(term) <= 1e-17 * fabs(sum)) return sum;
   }
-  constexpr double kB[] = {1.0 / 12,         -1.0 / 720,          1.0 / 30240,
-                           -1.0 / 1209600,   1.0 / 47900160,      -691.0 / 1307674368000,
+  constexpr double kB[] = {1.0 / 12,          -1.0 / 720,
+                           1.0 / 30240,       -1.0 / 1209600,
+                           1.0 / 47900160,    -691.0 / 1307674368000,
                            1.0 / 74724249600, -3617.0 / 10670622842880000};
   const double inv_a2 = 1 / (a * a);
   double rising = s * pow(a, -s - 1);  // s (s+1) ... (s+2j-2) a^(-s-2j+1), for j = 1
@@ -62,8 +63,8 @@ ACCEL_HD inline double digamma(double x) {
   const double series =
       z * (1.0 / 12 -
            z * (1.0 / 120 -
-                z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 -
-                                                                         z * (1.0 / 12)))))));
+                z * (1.0 / 252 -
+                     z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
   return result + log(x) - 0.5 / x - series;
 }
 

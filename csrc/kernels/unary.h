@@ -77,10 +77,11 @@ enum class UnaryOp : int {
   RoundDecimals,  // a = decimals
   Logit,          // a = eps (if has_a)
   Signbit,        // a predicate, any real dtype
-  Clamp,     // a = min (if has_a), b = max (if has_b)
-  NanToNum,  // a = nan, b = posinf, c = neginf replacements
-  Softplus,  // a = beta, b = threshold
-  // Complex inputs only (complexUnaryOp): Abs and Angle write the real dtype of the input.
+  Clamp,          // a = min (if has_a), b = max (if has_b)
+  NanToNum,       // a = nan, b = posinf, c = neginf replacements
+  Softplus,       // a = beta, b = threshold
+  // Conj and Sgn: complex inputs only (complexUnaryOp); Angle: real ones too. Abs and Angle of
+  // a complex input write its real dtype.
   Conj,
   Angle,
   Sgn,
@@ -177,7 +178,8 @@ ACCEL_UNARY_FUNCTOR(AngleFn, x != x ? x : (x < T(0) ? T(kPi) : T(0)))
 // sin(pi x) / (pi x), 1 at 0, in the compute type as ATen.
 ACCEL_UNARY_FUNCTOR(SincFn, x == T(0) ? T(1) : std::sin(T(kPi) * x) / (T(kPi) * x))
 // -x log x: 0 at 0, -inf below.
-ACCEL_UNARY_FUNCTOR(EntrFn, x != x ? x : (x > T(0) ? -x * std::log(x) : (x == T(0) ? T(0) : -T(INFINITY))))
+ACCEL_UNARY_FUNCTOR(EntrFn,
+                    x != x ? x : (x > T(0) ? -x * std::log(x) : (x == T(0) ? T(0) : -T(INFINITY))))
 // special_math.h's functions, in double.
 ACCEL_UNARY_FUNCTOR(ErfinvFn, static_cast<T>(erfinv(static_cast<double>(x))))
 ACCEL_UNARY_FUNCTOR(DigammaFn, static_cast<T>(digamma(static_cast<double>(x))))
@@ -537,11 +539,11 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
           case UnaryOp::Sinc: ACCEL_RUN(SincFn);
           case UnaryOp::Frac: ACCEL_RUN(FracFn);
           case UnaryOp::Angle: ACCEL_RUN(AngleFn);
-          case UnaryOp::Polygamma:
-            return runUnary<Exec, S, S>(d, PolygammaFn<T>{p.a.i}, stream);
+          case UnaryOp::Polygamma: return runUnary<Exec, S, S>(d, PolygammaFn<T>{p.a.i}, stream);
           case UnaryOp::RoundDecimals: {
             const int64_t decimals = p.a.i;
-            const double ten = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+            const double ten =
+                std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
             return runUnary<Exec, S, S>(d, RoundDecimalsFn<T>{static_cast<T>(ten), decimals < 0},
                                         stream);
           }
