@@ -97,7 +97,8 @@ def test_nansum(dtype, dim):
     out = torch.empty(0, dtype=torch.float64, device="accel")
     torch.nansum(x.to("accel"), dim=1, dtype=torch.float64, out=out)
     close(out, torch.nansum(x, dim=1, dtype=torch.float64))
-    assert_native()
+    if dtype != torch.bfloat16:  # bfloat16 keeps CPU's kernel (aten/reduction_ops.cpp)
+        assert_native()
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
