@@ -431,6 +431,66 @@ def test_sum_mean(strict, dtype):
     same(out, x.sum(1))
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_vector_norm(strict, dtype):
+    # The norm of the magnitudes, real-valued, over dims, in a wider dtype, out=.
+    x = csample(dtype, shape=(5, 4, 3))
+    xa = x.to("accel")
+    for ord in (2, 1, 3.5, float("inf"), 0):
+        same(torch.linalg.vector_norm(xa, ord), torch.linalg.vector_norm(x, ord))
+        same(
+            torch.linalg.vector_norm(xa.transpose(0, 2), ord, dim=(0, 1), keepdim=True),
+            torch.linalg.vector_norm(x.transpose(0, 2), ord, dim=(0, 1), keepdim=True),
+        )
+    same(xa.norm(dim=1), x.norm(dim=1))
+    same(torch.norm(xa, 3, dim=(0, 2)), torch.norm(x, 3, dim=(0, 2)))
+    if dtype == torch.complex64:
+        same(
+            torch.linalg.vector_norm(xa, dim=0, dtype=torch.complex128),
+            torch.linalg.vector_norm(x, dim=0, dtype=torch.complex128),
+        )
+    out = torch.empty(0, dtype=x.real.dtype, device="accel")
+    torch.linalg.vector_norm(xa, 2, dim=-1, out=out)
+    same(out, torch.linalg.vector_norm(x, 2, dim=-1))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_copies_masked_fill_and_parts(strict, dtype):
+    # cat, flip, roll, masked_fill_ (a real or complex value), complex() and polar() into out=.
+    x, y = csample(dtype, seed=6), csample(dtype, seed=7)
+    xa, ya = x.to("accel"), y.to("accel")
+    same(torch.cat([xa, ya.t().t()], 0), torch.cat([x, y], 0), True)
+    same(torch.cat([xa, ya.real], 1), torch.cat([x, y.real], 1), True)
+    same(torch.flip(xa[:, ::2], (0, 1)), torch.flip(x[:, ::2], (0, 1)), True)
+    same(torch.roll(xa, 2, 1), torch.roll(x, 2, 1), True)
+    same(torch.roll(xa, (1, -3), (0, 1)), torch.roll(x, (1, -3), (0, 1)), True)
+    mask = x.real > 0
+    for value in (2.5, 1 - 3j):
+        same(
+            xa.clone().masked_fill_(mask.to("accel"), value),
+            x.clone().masked_fill_(mask, value),
+            True,
+        )
+    got = xa.t().clone().t()  # a transposed self
+    got.masked_fill_(mask[0].to("accel"), -1j)
+    same(got, x.clone().masked_fill_(mask[0], -1j), True)
+    re, im = x.real.contiguous(), y.imag[:1].contiguous()  # broadcast parts
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.complex(re.to("accel"), im.to("accel"), out=out)
+    same(out, torch.complex(re, im), True)
+    same(torch.complex(re.to("accel"), im.to("accel")), torch.complex(re, im), True)
+    absval = re.abs()
+    same(torch.polar(absval.to("accel"), im.to("accel")), torch.polar(absval, im))
+
+
+def test_complex_parts_refused_as_on_cpu():
+    a, b = torch.ones(3, device="accel"), torch.ones(3, device="accel", dtype=torch.float64)
+    with pytest.raises(RuntimeError):
+        torch.complex(a, b)
+    with pytest.raises(RuntimeError):
+        torch.complex(a.long(), a.long())
+
+
 # --- what torch.testing needs ----------------------------------------------------------------
 
 

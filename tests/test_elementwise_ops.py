@@ -79,6 +79,176 @@ def test_unary_float(name, dtype):
     no_fallback()
 
 
+# The floating unary ops beyond UNARY_FLOAT, each on inputs inside its domain (low, high):
+# the inverse trigonometric and hyperbolic functions, gamma functions, Bessel functions and
+# their kin. NO_REDUCED: CPU has them in float and double only (their half and bfloat16
+# calls reach the fallback, which raises CPU's error).
+SPECIAL_UNARY = {
+    "acos": (-1, 1),
+    "asin": (-1, 1),
+    "atan": (-8, 8),
+    "acosh": (1, 9),
+    "asinh": (-8, 8),
+    "atanh": (-1, 1),
+    "erfc": (-4, 4),
+    "erfinv": (-1, 1),
+    "lgamma": (-6, 9),
+    "digamma": (-6, 9),
+    "i0": (-9, 9),
+    "frac": (-9, 9),
+    "sinc": (-4, 4),
+    "logit": (0, 1),
+    "angle": (-3, 3),
+    "special.i0e": (-40, 40),
+    "special.i1": (-9, 9),
+    "special.i1e": (-40, 40),
+    "special.entr": (-1, 4),
+}
+# Native in float32 and float64 only: CPU's half and bfloat16 kernels round differently.
+CPU_KERNEL_REDUCED = {"logit"}
+NO_REDUCED = {
+    "special.bessel_j0": (-20, 20),
+    "special.bessel_j1": (-20, 20),
+    "special.bessel_y0": (0, 20),
+    "special.bessel_y1": (0.1, 20),
+    "special.modified_bessel_i0": (-9, 9),
+    "special.modified_bessel_i1": (-9, 9),
+    "special.spherical_bessel_j0": (-9, 9),
+    "special.erfcx": (-3, 40),
+    "special.log_ndtr": (-40, 6),
+}
+
+
+def torch_fn(name):
+    fn = torch
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_UNARY) + list(NO_REDUCED))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unary_special(name, dtype):
+    low, high = SPECIAL_UNARY.get(name) or NO_REDUCED[name]
+    x = torch.empty(6, 5).uniform_(low, high, generator=torch.Generator().manual_seed(1))
+    x = x.to(dtype)
+    fn = torch_fn(name)
+    if name in NO_REDUCED and dtype in (torch.bfloat16, torch.float16):
+        with pytest.raises(NotImplementedError):
+            fn(x.to("accel"))
+        return
+    # CPU's float64 bessel_j0/j1/y0/y1 use their float32 approximations (about 1e-7 absolute).
+    tol_dtype = torch.float32 if "bessel_" in name and dtype == torch.float64 else dtype
+    close(fn(x.to("accel")), fn(x), tol_dtype)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    fn(x.to("accel")[:, ::2], out=out)  # out= from a strided input
+    close(out, fn(x[:, ::2]), tol_dtype)
+    if hasattr(torch.Tensor, name + "_"):
+        a = x.to("accel")
+        getattr(a.t(), name + "_")()
+        close(a, fn(x), dtype)
+    if not (name in CPU_KERNEL_REDUCED and dtype in (torch.bfloat16, torch.float16)):
+        no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool])
+def test_unary_special_of_integers_promotes(dtype):
+    x = torch.arange(-3, 9).reshape(3, 4).to(dtype)
+    names = [
+        "acos",
+        "atan",
+        "asinh",
+        "erfc",
+        "erfinv",
+        "lgamma",
+        "digamma",
+        "i0",
+        "sinc",
+        "angle",
+        "special.i1e",
+        "special.bessel_j0",
+        "special.erfcx",
+    ]
+    for name in names + ([] if dtype == torch.bool else ["signbit"]):
+        fn = torch_fn(name)
+        close(fn(x.to("accel")), fn(x))
+    close(torch.polygamma(2, x.to("accel")), torch.polygamma(2, x))
+    no_fallback()
+    for name in ["frac"]:  # CPU has no integer kernel: its error, through the fallback
+        with pytest.raises(NotImplementedError):
+            torch_fn(name)(x.to("accel"))
+
+
+def test_unary_special_edges():
+    # Poles, domain edges, infinities and NaN, as CPU.
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([0.0, -0.0, -1.0, -2.5, 1.0, -1.0, 2.0, inf, -inf, nan, 1e-30, 50.0, 800.0])
+    a = x.to("accel")
+    for name in [
+        "lgamma",
+        "digamma",
+        "erfinv",
+        "i0",
+        "special.i0e",
+        "special.i1",
+        "special.i1e",
+        "special.erfcx",
+        "special.log_ndtr",
+        "special.entr",
+        "sinc",
+        "special.bessel_y0",
+        "special.bessel_y1",
+        "special.spherical_bessel_j0",
+        "signbit",
+        "angle",
+        "atanh",
+        "acosh",
+        "frac",
+    ]:
+        fn = torch_fn(name)
+        close(fn(a), fn(x))
+    for eps in [None, 0.1]:
+        close(torch.logit(a, eps), torch.logit(x, eps))
+    no_fallback()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_polygamma(n, dtype):
+    g = torch.Generator().manual_seed(n)
+    x = torch.empty(5, 4).uniform_(0.2 if n else -4.5, 6, generator=g).to(dtype)
+    # CPU's float64 trigamma (n = 1) is a short series, good to about 5e-10.
+    tol = dict(rtol=1e-8, atol=1e-8) if dtype == torch.float64 else TOL[dtype]
+
+    def check(got, expected):
+        assert got.device.type == "accel" and got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu(), expected, equal_nan=True, **tol)
+
+    check(torch.polygamma(n, x.to("accel")), torch.polygamma(n, x))
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.polygamma(n, x.to("accel").t(), out=out)
+    check(out, torch.polygamma(n, x.t()))
+    check(x.to("accel").polygamma_(n), x.clone().polygamma_(n))
+    if dtype != torch.float32:  # float32 keeps CPU's kernel (see aten/unary_ops.cpp)
+        no_fallback()
+
+
+@pytest.mark.parametrize("decimals", [0, 2, 3, -1, -3])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_round_decimals(decimals, dtype):
+    x = (torch.randn(6, 5, generator=torch.Generator().manual_seed(2)) * 400).to(dtype)
+    close(torch.round(x.to("accel"), decimals=decimals), torch.round(x, decimals=decimals), dtype)
+    a = x.to("accel")
+    a.t().round_(decimals=decimals)
+    close(a, torch.round(x, decimals=decimals), dtype)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.round(x.to("accel")[::2], decimals=decimals, out=out)
+    close(out, torch.round(x[::2], decimals=decimals), dtype)
+    no_fallback()
+    with pytest.raises(NotImplementedError):
+        torch.round(torch.arange(3, device="accel"), decimals=1)
+
+
 @pytest.mark.parametrize("name", ["exp", "sqrt", "sigmoid", "floor", "neg", "abs", "sign"])
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
 def test_unary_int(name, dtype):
@@ -165,6 +335,128 @@ def test_xlogy_zeros_nans_scalars_and_forms():
     close(a.clone().xlogy_(b), x.clone().xlogy_(y))
     close(a.clone().xlogy_(4), x.clone().xlogy_(4))
     no_fallback()
+
+
+# Binary ops with their dtype rules: name -> the dtypes CPU defines them on.
+INTS = [torch.int64, torch.int32, torch.uint8]
+NEW_BINARY = {
+    "copysign": FLOATS + [torch.int64],
+    "fmax": FLOATS + INTS + [torch.bool],
+    "fmin": FLOATS + INTS + [torch.bool],
+    "heaviside": FLOATS + INTS + [torch.bool],
+    "logaddexp": FLOATS,
+    "logaddexp2": FLOATS,
+    "nextafter": [torch.float32, torch.float64],
+    "special.xlog1py": FLOATS + [torch.int64],
+    "special.zeta": [torch.float32, torch.float64, torch.int64],
+    "gcd": INTS,
+    "lcm": INTS,
+    "bitwise_left_shift": INTS,
+    "bitwise_right_shift": INTS,
+}
+POLYNOMIALS = [
+    f"special.{kind}_polynomial_{letter}"
+    for kind, letters in [
+        ("chebyshev", "tuvw"),
+        ("shifted_chebyshev", "tuvw"),
+        ("hermite", ["h", "he"]),
+        ("laguerre", "l"),
+        ("legendre", "p"),
+    ]
+    for letter in letters
+]
+NEW_BINARY.update({name: [torch.float32, torch.float64, torch.int64] for name in POLYNOMIALS})
+
+
+def binary_sample(name, dtype, shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    if name in POLYNOMIALS:  # x (with the exact +-1 and 0 the closed forms take), then n
+        if seed:
+            return torch.randint(-1, 12, shape, generator=g).to(dtype)
+        if not dtype.is_floating_point:
+            return torch.randint(-3, 4, shape, generator=g).to(dtype)
+        x = torch.randn(shape, generator=g) * 1.2
+        x.view(-1)[:3] = torch.tensor([1.0, -1.0, 0.0])
+        return x.to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if not dtype.is_floating_point:
+        low, high = (
+            (0, 70) if "shift" in name else ((1, 12) if name == "special.zeta" else (-30, 30))
+        )
+        if dtype == torch.uint8:
+            low = max(low, 0)
+        return torch.randint(low, high, shape, generator=g).to(dtype)
+    x = torch.randn(shape, generator=g) * 4
+    if name == "special.zeta":
+        x = x.abs() + (1.5 if seed == 0 else 0.1)
+    if name in ("fmax", "fmin"):
+        x[0] = float("nan")
+    if name == "heaviside":
+        x[..., 0] = 0
+    if name == "special.xlog1py":
+        x = x.abs() - 0.9 if seed else torch.where(x > 1, 0.0, x)
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("name,dtype", [(n, d) for n, dtypes in NEW_BINARY.items() for d in dtypes])
+def test_binary_new_ops(name, dtype):
+    x = binary_sample(name, dtype, (4, 1, 5), 0)
+    y = binary_sample(name, dtype, (3, 5), 1)
+    fn = torch_fn(name)
+    tol_dtype = fn(x, y).dtype  # integers promote to float for some
+    close(fn(x.to("accel"), y.to("accel")), fn(x, y), tol_dtype)
+    # strided operands, out=, in place where the op has it
+    xt, yt = x.expand(4, 3, 5).transpose(0, 1), y[:, None, :]
+    out = torch.empty(0, dtype=fn(x, y).dtype, device="accel")
+    fn(xt.to("accel"), yt.to("accel"), out=out)
+    close(out, fn(xt, yt), tol_dtype)
+    method = name.split(".")[-1] + "_"
+    if hasattr(torch.Tensor, method) and fn(x, y).dtype == dtype:
+        a = x.expand(4, 3, 5).contiguous()
+        c = a.to("accel")
+        getattr(c, method)(y.to("accel"))
+        close(c, getattr(a.clone(), method)(y), dtype)
+    if not (name == "special.hermite_polynomial_h" and dtype == torch.float32):
+        no_fallback()  # float32 H_n keeps CPU's kernel (see aten/binary_math_ops.cpp)
+
+
+def test_binary_new_ops_edges_and_errors():
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([inf, -inf, nan, 1.0, inf, -0.0, 0.0, 3.0])
+    y = torch.tensor([inf, -inf, 1.0, 2.0, -inf, 0.0, -0.0, nan])
+    a, b = x.to("accel"), y.to("accel")
+    for name in ["logaddexp", "logaddexp2", "copysign", "fmax", "fmin", "nextafter"]:
+        close(torch_fn(name)(a, b), torch_fn(name)(x, y))
+    close(torch.copysign(a, -0.0), torch.copysign(x, -0.0))
+    s, q = torch.tensor([1.5, 2.0, 3.0, 2.5, 0.5, 1.0]), torch.tensor([2.0, -1.5, -2.0, -0.5, 1, 3])
+    close(torch.special.zeta(s.to("accel"), q.to("accel")), torch.special.zeta(s, q))
+    close(torch.special.zeta(s.to("accel"), 2.0), torch.special.zeta(s, 2.0))
+    i = torch.tensor([0, -4, 6, -(2**63), 7, 0])
+    j = torch.tensor([0, 6, -4, 2, -21, 5])
+    close(torch.gcd(i.to("accel"), j.to("accel")), torch.gcd(i, j))
+    close(
+        torch.lcm(i[[0, 1, 2, 4, 5]].to("accel"), j[[0, 1, 2, 4, 5]].to("accel")),
+        torch.lcm(i[[0, 1, 2, 4, 5]], j[[0, 1, 2, 4, 5]]),
+    )
+    s = torch.tensor([-1, 0, 1, 63, 64, 70])
+    v = torch.tensor([-8, 8, 1, -1, 5, -3])
+    close(v.to("accel") << s.to("accel"), v << s)
+    close(v.to("accel") >> s.to("accel"), v >> s)
+    close(v.to("accel") << 3, v << 3)
+    close(v.to("accel") >> 70, v >> 70)
+    c = v.to("accel")
+    c <<= s.to("accel")
+    c >>= 2
+    close(c, (v << s) >> 2)
+    no_fallback()
+    # CPU's errors, through the fallback.
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        torch.heaviside(a, torch.ones(8, dtype=torch.float64, device="accel"))
+    with pytest.raises(NotImplementedError):
+        torch.logaddexp(i.to("accel"), j.to("accel"))
+    with pytest.raises(NotImplementedError):
+        torch.gcd(a, b)
 
 
 def test_binary_scalars_and_modes():

@@ -13,11 +13,11 @@ def test_fallback_is_counted_with_time_and_bytes():
     x = torch.randn(100, 10)
     a = x.to("accel")
     torch_accel.reset_fallback_counts()
-    r = torch.special.bessel_j0(a)  # an op with no accel kernel
-    torch.testing.assert_close(r.cpu(), torch.special.bessel_j0(x))
-    # bessel_j0 is structured: its functional form reaches the fallback as the out= overload.
-    assert torch_accel.fallback_counts() == {"aten::special_bessel_j0.out": 1}
-    stats = torch_accel.fallback_stats()["aten::special_bessel_j0.out"]
+    r = torch.special.airy_ai(a)  # an op with no accel kernel
+    torch.testing.assert_close(r.cpu(), torch.special.airy_ai(x))
+    # airy_ai is structured: its functional form reaches the fallback as the out= overload.
+    assert torch_accel.fallback_counts() == {"aten::special_airy_ai.out": 1}
+    stats = torch_accel.fallback_stats()["aten::special_airy_ai.out"]
     assert stats["calls"] == 1 and stats["seconds"] > 0
     # to the host: the input and the preallocated out tensor; back: the filled out tensor
     assert stats["bytes_to_host"] == 2 * x.nbytes and stats["bytes_to_device"] == x.nbytes
@@ -25,23 +25,23 @@ def test_fallback_is_counted_with_time_and_bytes():
     assert torch_accel.fallback_counts() == {}
 
 
-def _erfcx_warnings(calls):
+def _airy_ai_warnings(calls):
     a = torch.randn(8, device="accel")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(calls):
-            torch.special.erfcx(a)
-    return [str(w.message) for w in caught if "erfcx" in str(w.message)]
+            torch.special.airy_ai(a)
+    return [str(w.message) for w in caught if "airy_ai" in str(w.message)]
 
 
 def test_warns_once_per_op_until_reset():
     # conftest resets the counts before each test, so this op has not warned yet
-    texts = _erfcx_warnings(2)
-    assert len(texts) == 1 and "'aten::special_erfcx.out' has no native accel kernel" in texts[0]
-    assert torch_accel.fallback_counts()["aten::special_erfcx.out"] == 2
-    assert _erfcx_warnings(1) == []
+    texts = _airy_ai_warnings(2)
+    assert len(texts) == 1 and "'aten::special_airy_ai.out' has no native accel kernel" in texts[0]
+    assert torch_accel.fallback_counts()["aten::special_airy_ai.out"] == 2
+    assert _airy_ai_warnings(1) == []
     torch_accel.reset_fallback_counts()
-    assert len(_erfcx_warnings(1)) == 1
+    assert len(_airy_ai_warnings(1)) == 1
 
 
 def test_in_place_and_out_forms():
@@ -102,9 +102,9 @@ def test_error_mode_refuses_the_fallback():
         "a = torch.ones(3, device='accel')\n"
         "b = a + 1\n"  # native: allowed
         "try:\n"
-        "    torch.special.bessel_j0(a)\n"
+        "    torch.special.airy_ai(a)\n"
         "except NotImplementedError as e:\n"
-        "    print('REFUSED', 'bessel_j0' in str(e))\n"
+        "    print('REFUSED', 'airy_ai' in str(e))\n"
         "print('RESULT', (b.cpu() == 2).all().item())\n",
         env={"TORCH_ACCEL_FALLBACK": "error"},
     )
@@ -115,8 +115,8 @@ def test_error_mode_refuses_the_fallback():
 def test_set_fallback_mode_at_run_time():
     torch_accel.set_fallback_mode("error")
     try:
-        with pytest.raises(NotImplementedError, match="aten::special_bessel_j0.out"):
-            torch.special.bessel_j0(torch.ones(3, device="accel"))
+        with pytest.raises(NotImplementedError, match="aten::special_airy_ai.out"):
+            torch.special.airy_ai(torch.ones(3, device="accel"))
     finally:
         torch_accel.set_fallback_mode("warn")
     assert torch_accel.fallback_mode() == "warn"

@@ -546,6 +546,29 @@ def test_embedding_renorm(dtype):
         torch.embedding_renorm_(dev(weight), dev(torch.tensor([10])), 1.0, 2.0)
 
 
+def test_eye():
+    # eye(n, m) and eye(n) into out=: zeros, then ones on the diagonal.
+    for n, m, dtype in [
+        (3, 5, torch.float32),
+        (4, 2, torch.int64),
+        (3, None, torch.bool),
+        (0, 2, torch.float16),
+    ]:
+        expected = torch.eye(n, dtype=dtype) if m is None else torch.eye(n, m, dtype=dtype)
+        got = (
+            torch.eye(n, dtype=dtype, device="accel")
+            if m is None
+            else torch.eye(n, m, dtype=dtype, device="accel")
+        )
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    out = torch.full((2, 2), 7.0, device="accel")
+    torch.eye(3, 4, out=out)  # resized, zeroed, then the diagonal set
+    torch.testing.assert_close(out.cpu(), torch.eye(3, 4))
+    with pytest.raises(RuntimeError, match="must be greater or equal to 0"):
+        torch.eye(-1, device="accel")
+    assert_native()
+
+
 # ---- sort / topk ---------------------------------------------------------------------------------
 
 

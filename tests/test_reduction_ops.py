@@ -81,6 +81,26 @@ def test_sum(dtype, dim, keepdim):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
+@pytest.mark.parametrize("dim", [None, -1, (0, 2)])
+def test_nansum(dtype, dim):
+    x = inputs(dtype)
+    if dtype.is_floating_point:
+        x[x > 0.8] = float("nan")
+    kw = {} if dim is None else {"dim": dim, "keepdim": True}
+    close(torch.nansum(x.to("accel"), **kw), torch.nansum(x, **kw), dtype)
+    close(
+        torch.nansum(x.to("accel").transpose(0, 2), **kw),
+        torch.nansum(x.transpose(0, 2), **kw),
+        dtype,
+    )
+    out = torch.empty(0, dtype=torch.float64, device="accel")
+    torch.nansum(x.to("accel"), dim=1, dtype=torch.float64, out=out)
+    close(out, torch.nansum(x, dim=1, dtype=torch.float64))
+    if dtype != torch.bfloat16:  # bfloat16 keeps CPU's kernel (aten/reduction_ops.cpp)
+        assert_native()
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("dim", DIMS)
 @pytest.mark.parametrize("keepdim", [False, True])

@@ -1,5 +1,7 @@
-// Binary ops beyond add/sub/mul/div: div with a rounding mode, pow, maximum/minimum,
-// remainder/fmod, atan2, bitwise and/or/xor, xlogy, and the activations' backward. Inputs are
+// Binary ops beyond add/sub/mul/div: div with a rounding mode, pow, maximum/minimum, fmax/fmin,
+// remainder/fmod, atan2, copysign, heaviside, nextafter, logaddexp(2), gcd/lcm, bitwise
+// and/or/xor and the shifts, xlogy, xlog1py, zeta, the orthogonal polynomials of
+// torch.special, and the activations' backward. Inputs are
 // converted to the result dtype first (the kernels take one dtype); a Python scalar rhs is
 // passed by value, a Python scalar lhs is filled on the device.
 #include <ATen/native/TypeProperties.h>
@@ -66,9 +68,16 @@ bool nativeTypes(const A& a, const B& b) {
 
 // The result dtype: result_type, made floating for atan2; hypot needs floating inputs and the
 // bitwise ops integral ones.
+bool isPolynomial(BinaryOp op) {
+  return static_cast<int>(op) >= static_cast<int>(BinaryOp::ChebyshevT) &&
+         static_cast<int>(op) <= static_cast<int>(BinaryOp::LegendreP);
+}
+
 c10::ScalarType typeOf(kernels::BinaryOp op, const at::Tensor& a, const at::Tensor& b) {
   c10::ScalarType t = at::result_type(a, b);
-  if (op == BinaryOp::Atan2) t = floatingOf(t);
+  if (op == BinaryOp::Atan2 || op == BinaryOp::Copysign || op == BinaryOp::Xlog1py ||
+      op == BinaryOp::Zeta || isPolynomial(op))
+    t = floatingOf(t);
   if (op == BinaryOp::Hypot) {  // as CPU: no integer kernel, no promotion
     TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(t), "\"hypot_cpu\" not implemented for '", t,
                                 "'");
@@ -79,10 +88,39 @@ c10::ScalarType typeOf(kernels::BinaryOp op, const at::Tensor& a, const at::Tens
   return t;
 }
 
+// Whether the kernels define `op` for these operands; otherwise the fallback runs it (and
+// raises CPU's error where CPU has no kernel either).
+template <class A, class B>
+bool defined(BinaryOp op, const A& a, const B& b) {
+  const c10::ScalarType t = at::result_type(a, b);
+  if (op == BinaryOp::Zeta || isPolynomial(op)) {  // CPU: float and double only
+    const c10::ScalarType f = floatingOf(t);
+    // A float32 H_n(x) of high degree rounds differently from CPU's (contracted) recurrence
+    // beyond float32's tolerance: CPU's kernel.
+    if (op == BinaryOp::HermiteH && t == c10::kFloat) return false;
+    return f == c10::kFloat || f == c10::kDouble;
+  }
+  switch (op) {
+    case BinaryOp::Gcd:
+    case BinaryOp::Lcm:
+    case BinaryOp::ShiftLeft:
+    case BinaryOp::ShiftRight: return c10::isIntegralType(t, /*includeBool=*/false);
+    case BinaryOp::LogAddExp:
+    case BinaryOp::LogAddExp2: return c10::isFloatingType(t);
+    case BinaryOp::NextAfter: return t == c10::kFloat || t == c10::kDouble;
+    case BinaryOp::Heaviside: {  // CPU refuses mixed dtypes
+      if constexpr (std::is_same_v<A, at::Tensor> && std::is_same_v<B, at::Tensor>)
+        return a.scalar_type() == b.scalar_type();
+      return false;
+    }
+    default: return true;
+  }
+}
+
 // An op computed in its result dtype, over Tensor (or Scalar) operands A and B.
 template <BinaryOp Op, class A = at::Tensor, class B = at::Tensor>
 struct Math {
-  static bool native(const A& a, const B& b) { return nativeTypes(a, b); }
+  static bool native(const A& a, const B& b) { return nativeTypes(a, b) && defined(Op, a, b); }
   static at::Tensor compute(const A& a, const B& b, const Output& out) {
     const at::Tensor x = asTensor(a), y = asTensor(b);
     return binaryTyped(Op, x, y, out.tensor(), typeOf(Op, x, y));
@@ -237,6 +275,45 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_BITWISE(And, "and")
   ACCEL_REGISTER_BITWISE(Or, "or")
   ACCEL_REGISTER_BITWISE(Xor, "xor")
+  registerForms<Math<BinaryOp::ShiftLeft>>(m, "bitwise_left_shift.Tensor",
+                                           "bitwise_left_shift_.Tensor",
+                                           "bitwise_left_shift.Tensor_out");
+  registerForms<Math<BinaryOp::ShiftRight>>(m, "bitwise_right_shift.Tensor",
+                                            "bitwise_right_shift_.Tensor",
+                                            "bitwise_right_shift.Tensor_out");
+  // The operators << and >> are the same kernels (with Scalar forms of their own).
+  registerForms<Math<BinaryOp::ShiftLeft>>(m, "__lshift__.Tensor", "__ilshift__.Tensor", nullptr);
+  registerForms<Math<BinaryOp::ShiftRight>>(m, "__rshift__.Tensor", "__irshift__.Tensor", nullptr);
+  registerForms<Math<BinaryOp::ShiftLeft, Tensor, Scalar>>(m, "__lshift__.Scalar",
+                                                           "__ilshift__.Scalar", nullptr);
+  registerForms<Math<BinaryOp::ShiftRight, Tensor, Scalar>>(m, "__rshift__.Scalar",
+                                                            "__irshift__.Scalar", nullptr);
+  registerForms<Math<BinaryOp::Fmax>>(m, "fmax", nullptr, "fmax.out");
+  registerForms<Math<BinaryOp::Fmin>>(m, "fmin", nullptr, "fmin.out");
+  registerForms<Math<BinaryOp::Heaviside>>(m, "heaviside", "heaviside_", "heaviside.out");
+  registerForms<Math<BinaryOp::Gcd>>(m, "gcd", "gcd_", "gcd.out");
+  registerForms<Math<BinaryOp::Lcm>>(m, "lcm", "lcm_", "lcm.out");
+  registerForms<Math<BinaryOp::Copysign>>(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
+  registerForms<Math<BinaryOp::LogAddExp>>(m, "logaddexp", nullptr, "logaddexp.out");
+  registerForms<Math<BinaryOp::LogAddExp2>>(m, "logaddexp2", nullptr, "logaddexp2.out");
+  registerForms<Math<BinaryOp::NextAfter>>(m, "nextafter", "nextafter_", "nextafter.out");
+  registerForms<Math<BinaryOp::Xlog1py>>(m, "special_xlog1py", nullptr, "special_xlog1py.out");
+  registerForms<Math<BinaryOp::Zeta>>(m, "special_zeta", nullptr, "special_zeta.out");
+#define ACCEL_REGISTER_POLYNOMIAL(OP, NAME) \
+  registerForms<Math<BinaryOp::OP>>(m, "special_" NAME, nullptr, "special_" NAME ".out");
+  ACCEL_REGISTER_POLYNOMIAL(ChebyshevT, "chebyshev_polynomial_t")
+  ACCEL_REGISTER_POLYNOMIAL(ChebyshevU, "chebyshev_polynomial_u")
+  ACCEL_REGISTER_POLYNOMIAL(ChebyshevV, "chebyshev_polynomial_v")
+  ACCEL_REGISTER_POLYNOMIAL(ChebyshevW, "chebyshev_polynomial_w")
+  ACCEL_REGISTER_POLYNOMIAL(ShiftedChebyshevT, "shifted_chebyshev_polynomial_t")
+  ACCEL_REGISTER_POLYNOMIAL(ShiftedChebyshevU, "shifted_chebyshev_polynomial_u")
+  ACCEL_REGISTER_POLYNOMIAL(ShiftedChebyshevV, "shifted_chebyshev_polynomial_v")
+  ACCEL_REGISTER_POLYNOMIAL(ShiftedChebyshevW, "shifted_chebyshev_polynomial_w")
+  ACCEL_REGISTER_POLYNOMIAL(HermiteH, "hermite_polynomial_h")
+  ACCEL_REGISTER_POLYNOMIAL(HermiteHe, "hermite_polynomial_he")
+  ACCEL_REGISTER_POLYNOMIAL(LaguerreL, "laguerre_polynomial_l")
+  ACCEL_REGISTER_POLYNOMIAL(LegendreP, "legendre_polynomial_p")
+#undef ACCEL_REGISTER_POLYNOMIAL
   registerForms<GeluBackward>(m, "gelu_backward", nullptr, "gelu_backward.grad_input");
   registerForms<Backward<BinaryOp::SiluBackward>>(m, "silu_backward", nullptr,
                                                   "silu_backward.grad_input");

@@ -1,5 +1,5 @@
-// Factory ops computed on the device: arange, linspace and logspace (the functional forms are
-// composites over arange.start_out, linspace.out and logspace.out).
+// Factory ops computed on the device: arange, linspace, logspace and eye (the functional forms
+// are composites over their out= forms).
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/arange.h>
@@ -123,10 +123,31 @@ struct LogspaceOut {
   }
 };
 
+// eye(n, m) into out: zeros, then ones on the diagonal (out resized as CPU does, silently).
+struct EyeOut {
+  static bool native(int64_t, int64_t, at::Tensor& out) {
+    return kernelSupports(out.scalar_type());
+  }
+  static at::Tensor& compute(int64_t n, int64_t m, at::Tensor& out) {
+    TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+    TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+    out.resize_({n, m});
+    out.zero_();
+    out.diagonal().fill_(1);
+    return out;
+  }
+};
+struct EyeSquareOut {
+  static bool native(int64_t n, at::Tensor& out) { return EyeOut::native(n, n, out); }
+  static at::Tensor& compute(int64_t n, at::Tensor& out) { return EyeOut::compute(n, n, out); }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<ArangeOut>(m, "arange.start_out");
   registerNative<LinspaceOut>(m, "linspace.out");
   registerNative<LogspaceOut>(m, "logspace.out");
+  registerNative<EyeOut>(m, "eye.m_out");
+  registerNative<EyeSquareOut>(m, "eye.out");
 }
 
 }  // namespace

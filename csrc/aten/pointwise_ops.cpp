@@ -1,6 +1,13 @@
-// where, masked_fill_, clamp with tensor bounds, lerp, addcmul and addcdiv. Inputs are
-// converted to the result dtype (the kernels take one dtype plus a bool condition or mask).
+// where, masked_fill_, clamp with tensor bounds, lerp, addcmul, addcdiv, complex and polar. Inputs
+// are converted to the result dtype (the kernels take one dtype plus a bool condition or mask).
+#include <ATen/ExpandUtils.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/sin.h>
+#include <ATen/ops/imag.h>
+#include <ATen/ops/real.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
@@ -63,15 +70,28 @@ struct Where {
 };
 
 // masked_fill_ (in-place only).
+// complex64 and complex128 fill their real and imaginary views.
+bool complexFillable(const at::Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  return (t == c10::kComplexFloat || t == c10::kComplexDouble) && !self.is_conj();
+}
+
 struct MaskedFillScalar {
   static bool native(const at::Tensor& self, const at::Tensor& mask, const c10::Scalar& v) {
-    return kernelSupports(self.scalar_type()) && !v.isComplex();
+    return (kernelSupports(self.scalar_type()) && !v.isComplex()) || complexFillable(self);
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& v) {
     TORCH_CHECK(mask.scalar_type() == c10::kBool,
                 "masked_fill_ only supports boolean masks, but got mask with dtype ",
                 mask.scalar_type());
     commonDevice({self, mask}, "masked_fill_");
+    if (self.is_complex()) {
+      const c10::complex<double> z = v.toComplexDouble();
+      at::Tensor re = at::real(self), im = at::imag(self);
+      compute(re, mask, z.real());
+      compute(im, mask, z.imag());
+      return self;
+    }
     const kernels::Scalar value = toKernelScalar(v);
     // The mask broadcasts to self, never the other way round.
     at::Tensor m = mask.expand_as(self);
@@ -85,7 +105,8 @@ struct MaskedFillScalar {
 
 struct MaskedFillTensor {
   static bool native(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
-    return nativeAll({self, v});
+    return nativeAll({self, v}) ||
+           (isHostScalar(v) && MaskedFillScalar::native(self, mask, v.item()));
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
     TORCH_CHECK(v.dim() == 0,
@@ -189,7 +210,46 @@ struct Addc {
   }
 };
 
+// complex(real, imag) and polar(abs, angle) into out: the parts (broadcast together) are
+// written through out's real and imaginary views. Mismatched or non-floating parts, or an out
+// of another dtype, take the fallback, which raises CPU's error.
+bool nativeParts(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, bool half_ok) {
+  const c10::ScalarType t = a.scalar_type();
+  const bool floating = t == c10::kFloat || t == c10::kDouble || (half_ok && t == c10::kHalf);
+  return floating && b.scalar_type() == t && out.scalar_type() == c10::toComplexType(t) &&
+         !out.is_conj();
+}
+
+at::Tensor& writeParts(at::Tensor& out, const at::Tensor& re, const at::Tensor& im) {
+  at::native::resize_output(out, at::infer_size(re.sizes(), im.sizes()));
+  at::real(out).copy_(re);
+  at::imag(out).copy_(im);
+  return out;
+}
+
+struct ComplexOut {
+  static bool native(const at::Tensor& re, const at::Tensor& im, at::Tensor& out) {
+    return nativeParts(re, im, out, /*half_ok=*/true);
+  }
+  static at::Tensor& compute(const at::Tensor& re, const at::Tensor& im, at::Tensor& out) {
+    commonDevice({re, im, out}, "complex");
+    return writeParts(out, re, im);
+  }
+};
+
+struct PolarOut {
+  static bool native(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+    return nativeParts(abs, angle, out, /*half_ok=*/false);
+  }
+  static at::Tensor& compute(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+    commonDevice({abs, angle, out}, "polar");
+    return writeParts(out, abs * at::cos(angle), abs * at::sin(angle));
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerNative<ComplexOut>(m, "complex.out");
+  registerNative<PolarOut>(m, "polar.out");
   registerForms<Where>(m, "where.self", nullptr, "where.self_out");
   registerNative<MaskedFillScalar>(m, "masked_fill_.Scalar");
   registerNative<MaskedFillTensor>(m, "masked_fill_.Tensor");

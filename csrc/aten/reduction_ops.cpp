@@ -1,12 +1,16 @@
-// Reductions: sum, mean, prod, amax/amin, max/min (full and with indices), argmax/argmin,
+// Reductions: sum, nansum, mean, prod, amax/amin, max/min (full and with indices), argmax/argmin,
 // var/std (+ _mean), linalg_vector_norm (and aten::norm over it), _foreach_norm, the scans (cumsum,
 // cumprod, and the _cummax/_cummin helpers behind cummax and cummin). Output shapes and dtypes come
 // from ATen's reduction helpers (make_dim_mask, shape_from_dim_mask, get_dtype_from_self);
 // the kernel gets the input's kept and reduced dimensions as sizes and byte strides.
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/isnan.h>
 #include <ATen/ops/view_as_real.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -206,6 +210,24 @@ struct SumFull {
   }
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     return Sum::compute(self, std::nullopt, false, dtype, Output());
+  }
+};
+
+// nansum: the sum with NaNs read as 0 (integers hold none); CPU has no complex nansum, and its
+// bfloat16 nansum accumulates differently (beyond bfloat16's tolerance): CPU's kernel for it.
+struct NanSum {
+  static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
+                     std::optional<c10::ScalarType> dtype) {
+    const c10::ScalarType acc = dtype.value_or(self.scalar_type());
+    return !self.is_complex() && !(dtype && at::isComplexType(*dtype)) && acc != at::kBFloat16 &&
+           nativeSumInputs(self, dtype);
+  }
+  static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<c10::ScalarType> dtype, const Output& out) {
+    const Tensor x = at::isFloatingType(self.scalar_type())
+                         ? at::where(at::isnan(self), at::zeros({}, self.options()), self)
+                         : self;
+    return Sum::compute(x, dim, keepdim, dtype, out);
   }
 };
 
@@ -456,10 +478,16 @@ struct VarMean {
 struct VectorNorm {
   static bool native(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    return nativeInputs(self, dtype) && !ord.isComplex();
+    if (ord.isComplex()) return false;
+    if (self.is_complex())
+      return complexSummable(self.scalar_type()) && (!dtype || complexSummable(*dtype));
+    return nativeInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
                         bool keepdim, std::optional<c10::ScalarType> dtype, const Output& out) {
+    // A complex vector's norm is its magnitudes' (in `dtype` when given, as CPU).
+    if (self.is_complex())
+      return compute(at::abs(dtype ? self.to(*dtype) : self), ord, dim, keepdim, std::nullopt, out);
     const c10::ScalarType t = self.scalar_type();
     TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
                 "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
@@ -492,7 +520,7 @@ struct Norm {
   static bool native(const Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef,
                      bool) {
     // Other dtypes take the fallback, whose CPU kernel raises norm()'s error.
-    return at::isFloatingType(self.scalar_type()) &&
+    return (at::isFloatingType(self.scalar_type()) || complexSummable(self.scalar_type())) &&
            VectorNorm::native(self, p.value_or(2.0), std::nullopt, false, std::nullopt);
   }
   static Tensor compute(const Tensor& self, const std::optional<c10::Scalar>& p,
@@ -617,6 +645,7 @@ struct CumExtremum {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<SumFull>(m, "sum");
   registerForms<Sum>(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
+  registerForms<NanSum>(m, "nansum", nullptr, "nansum.out");
   registerNative<MeanFull>(m, "mean");
   registerForms<Mean>(m, "mean.dim", nullptr, "mean.out");
   registerNative<ProdFull>(m, "prod");

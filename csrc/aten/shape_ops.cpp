@@ -120,7 +120,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
 struct Cat {
   static bool native(const at::ITensorListRef& tensors, int64_t) {
     for (const auto& t : tensors)
-      if (!kernelSupports(t.scalar_type())) return false;
+      if (!kernelKnows(t.scalar_type())) return false;
     return true;
   }
   static at::Tensor compute(const at::ITensorListRef& tensors, int64_t dim, const Output& out) {
@@ -191,7 +191,7 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   d.noperands = 2;
   d.op[0].data = static_cast<char*>(out.data_ptr());
   d.op[1].data = static_cast<char*>(self.data_ptr());
-  d.op[0].dtype = d.op[1].dtype = toKernelDType(self.scalar_type());
+  d.op[0].dtype = d.op[1].dtype = static_cast<kernels::DType>(self.scalar_type());  // complex too
   const int64_t item = self.element_size();
   for (int i = 0; i < d.ndim; ++i) {
     const int64_t src = self.dim() - 1 - i;
@@ -242,7 +242,7 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntA
 
 struct Flip {
   static bool native(const at::Tensor& self, at::IntArrayRef) {
-    return kernelSupports(self.scalar_type());
+    return kernelKnows(self.scalar_type());
   }
   static at::Tensor compute(const at::Tensor& self, at::IntArrayRef dims) {
     return accel::flip(self, dims);  // not ADL's at::flip
@@ -251,7 +251,7 @@ struct Flip {
 
 struct Roll {
   static bool native(const at::Tensor& self, c10::SymIntArrayRef, at::IntArrayRef) {
-    return kernelSupports(self.scalar_type());
+    return kernelKnows(self.scalar_type());
   }
   static at::Tensor compute(const at::Tensor& self, c10::SymIntArrayRef shifts,
                             at::IntArrayRef dims) {

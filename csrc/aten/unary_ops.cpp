@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include <limits>
+#include <optional>
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
@@ -33,7 +34,8 @@ Kind kindOf(UnaryOp op) {
     case UnaryOp::Sgn: return Kind::Same;
     case UnaryOp::LogicalNot:
     case UnaryOp::IsNan:
-    case UnaryOp::IsFinite: return Kind::Predicate;
+    case UnaryOp::IsFinite:
+    case UnaryOp::Signbit: return Kind::Predicate;
     case UnaryOp::Floor:
     case UnaryOp::Ceil:
     case UnaryOp::Round:
@@ -92,8 +94,13 @@ bool nativeInput(const at::Tensor& self) { return kernelSupports(self.scalar_typ
 bool nativeUnary(UnaryOp op, const at::Tensor& self) {
   const c10::ScalarType t = self.scalar_type();
   // CPU refuses abs and relu of bool: the fallback raises its error.
-  if (t == c10::kBool && (op == UnaryOp::Abs || op == UnaryOp::Relu)) return false;
-  if (!kernelSupportsComplex(t)) return op != UnaryOp::Angle && nativeInput(self);
+  if (t == c10::kBool && (op == UnaryOp::Abs || op == UnaryOp::Relu || op == UnaryOp::Signbit))
+    return false;
+  // CPU has no integer frac or round(decimals): the fallback raises its error.
+  if (c10::isIntegralType(t, /*includeBool=*/true) &&
+      (op == UnaryOp::Frac || op == UnaryOp::RoundDecimals))
+    return false;
+  if (!kernelSupportsComplex(t)) return nativeInput(self);
   if (kernels::complexUnaryResult(op) == kernels::ComplexResult::None) return false;
   return t != c10::kComplexHalf || op == UnaryOp::Neg || op == UnaryOp::Conj ||
          op == UnaryOp::IsNan;
@@ -107,6 +114,57 @@ struct Unary {
     TORCH_CHECK(!(Op == UnaryOp::Abs && self.is_complex() && out.form() == Output::Form::InPlace),
                 "In-place abs is not supported for complex tensors.");
     return unary(Op, self, out.tensor());
+  }
+};
+
+// polygamma(n, x): n is the first argument (its in-place form, polygamma_(x, n), is composite).
+struct Polygamma {
+  // float32: near the poles CPU's float evaluation differs from the double one here beyond
+  // the float32 tolerance (the OpInfo sweep's samples), so it keeps CPU's kernel.
+  static bool native(int64_t n, const at::Tensor& self) {
+    return n >= 0 && self.scalar_type() != c10::kFloat && nativeUnary(UnaryOp::Polygamma, self);
+  }
+  static at::Tensor compute(int64_t n, const at::Tensor& self, const Output& out) {
+    UnaryParams p;
+    p.a = toKernelScalar(n);
+    return unary(UnaryOp::Polygamma, self, out.tensor(), p);
+  }
+};
+
+// round(x, decimals=d); d == 0 is plain round.
+struct RoundDecimals {
+  static bool native(const at::Tensor& self, int64_t) {
+    return nativeUnary(UnaryOp::RoundDecimals, self);
+  }
+  static at::Tensor compute(const at::Tensor& self, int64_t decimals, const Output& out) {
+    if (decimals == 0) return unary(UnaryOp::Round, self, out.tensor());
+    UnaryParams p;
+    p.a = toKernelScalar(decimals);
+    return unary(UnaryOp::RoundDecimals, self, out.tensor(), p);
+  }
+};
+
+// logit(x, eps): x clamped to [eps, 1 - eps] first, when eps is given and not negative.
+struct Logit {
+  // Half and bfloat16: CPU's rounding of the clamp and the quotient differs beyond their
+  // tolerance, so they keep CPU's kernel.
+  static bool native(const at::Tensor& self, std::optional<double>) {
+    const c10::ScalarType t = self.scalar_type();
+    return t != c10::kHalf && t != c10::kBFloat16 && nativeUnary(UnaryOp::Logit, self);
+  }
+  static at::Tensor compute(const at::Tensor& self, std::optional<double> eps, const Output& out) {
+    UnaryParams p;
+    if (eps && *eps >= 0) p.a = toKernelScalar(*eps), p.has_a = true;
+    return unary(UnaryOp::Logit, self, out.tensor(), p);
+  }
+};
+
+// The special functions CPU has in float and double only (integers promote to float).
+template <UnaryOp Op>
+struct UnaryNoReduced : Unary<Op> {
+  static bool native(const at::Tensor& self) {
+    const c10::ScalarType t = self.scalar_type();
+    return t != c10::kHalf && t != c10::kBFloat16 && Unary<Op>::native(self);
   }
 };
 
@@ -269,6 +327,40 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ACCEL_REGISTER_UNARY(Trunc, "trunc")
   ACCEL_REGISTER_UNARY(Silu, "silu")
   ACCEL_REGISTER_UNARY(Sgn, "sgn")
+  ACCEL_REGISTER_UNARY(Acos, "acos")
+  ACCEL_REGISTER_UNARY(Asin, "asin")
+  ACCEL_REGISTER_UNARY(Atan, "atan")
+  ACCEL_REGISTER_UNARY(Acosh, "acosh")
+  ACCEL_REGISTER_UNARY(Asinh, "asinh")
+  ACCEL_REGISTER_UNARY(Atanh, "atanh")
+  ACCEL_REGISTER_UNARY(Erfc, "erfc")
+  ACCEL_REGISTER_UNARY(Erfinv, "erfinv")
+  ACCEL_REGISTER_UNARY(Lgamma, "lgamma")
+  ACCEL_REGISTER_UNARY(Digamma, "digamma")
+  ACCEL_REGISTER_UNARY(I0, "i0")
+  ACCEL_REGISTER_UNARY(Frac, "frac")
+  ACCEL_REGISTER_UNARY(Sinc, "sinc")
+  registerForms<Unary<UnaryOp::Signbit>>(m, "signbit", nullptr, "signbit.out");
+  registerForms<Polygamma>(m, "polygamma", nullptr, "polygamma.out");
+  registerForms<RoundDecimals>(m, "round.decimals", "round_.decimals", "round.decimals_out");
+  registerForms<Logit>(m, "logit", "logit_", "logit.out");
+#define ACCEL_REGISTER_SPECIAL(OP, NAME) \
+  registerForms<OP>(m, "special_" NAME, nullptr, "special_" NAME ".out");
+  ACCEL_REGISTER_SPECIAL(Unary<UnaryOp::I0e>, "i0e")
+  ACCEL_REGISTER_SPECIAL(Unary<UnaryOp::I1>, "i1")
+  ACCEL_REGISTER_SPECIAL(Unary<UnaryOp::I1e>, "i1e")
+  ACCEL_REGISTER_SPECIAL(Unary<UnaryOp::Entr>, "entr")
+  // The modified Bessel functions of the first kind are i0 and i1.
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::I0>, "modified_bessel_i0")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::I1>, "modified_bessel_i1")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::BesselJ0>, "bessel_j0")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::BesselJ1>, "bessel_j1")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::BesselY0>, "bessel_y0")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::BesselY1>, "bessel_y1")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::SphericalBesselJ0>, "spherical_bessel_j0")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::Erfcx>, "erfcx")
+  ACCEL_REGISTER_SPECIAL(UnaryNoReduced<UnaryOp::LogNdtr>, "log_ndtr")
+#undef ACCEL_REGISTER_SPECIAL
   registerForms<Unary<UnaryOp::Angle>>(m, "angle", nullptr, "angle.out");
   registerForms<Unary<UnaryOp::Conj>>(m, nullptr, "conj_physical_", "conj_physical.out");
   registerForms<Unary<UnaryOp::Relu>>(m, "relu", "relu_", nullptr);

@@ -8,9 +8,12 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/orthogonal_polynomials.h"
+#include "kernels/special_math.h"
 #include "kernels/ternary.h"
 #include "kernels/unary.h"
 
@@ -44,6 +47,35 @@ enum class BinaryOp : int {
   TanhBackward,
   SigmoidBackward,
   ThresholdBackward,
+  // Any real dtype.
+  Fmax,
+  Fmin,
+  Heaviside,
+  // Integers only.
+  Gcd,
+  Lcm,
+  ShiftLeft,
+  ShiftRight,
+  // Floating only (NextAfter: float and double).
+  Copysign,
+  LogAddExp,
+  LogAddExp2,
+  Xlog1py,
+  Zeta,
+  NextAfter,
+  // The orthogonal polynomials p_n(x): a = x, b = n (cast to an integer).
+  ChebyshevT,
+  ChebyshevU,
+  ChebyshevV,
+  ChebyshevW,
+  ShiftedChebyshevT,
+  ShiftedChebyshevU,
+  ShiftedChebyshevV,
+  ShiftedChebyshevW,
+  HermiteH,
+  HermiteHe,
+  LaguerreL,
+  LegendreP,
 };
 
 struct BinaryTable {
@@ -100,9 +132,95 @@ ACCEL_BINARY_FUNCTOR(BitwiseOrOp, static_cast<T>(a | b))
 ACCEL_BINARY_FUNCTOR(BitwiseXorOp, static_cast<T>(a ^ b))
 ACCEL_BINARY_FUNCTOR(Atan2Op, std::atan2(a, b))
 ACCEL_BINARY_FUNCTOR(HypotOp, std::hypot(a, b))
+// NaN-ignoring (the other operand wins), like torch.fmax / torch.fmin.
+ACCEL_BINARY_FUNCTOR(FmaxOp, a != a ? b : (b != b ? a : (a > b ? a : b)))
+ACCEL_BINARY_FUNCTOR(FminOp, a != a ? b : (b != b ? a : (a < b ? a : b)))
+ACCEL_BINARY_FUNCTOR(HeavisideOp, a == T(0) ? b : static_cast<T>(a > T(0)))
+ACCEL_BINARY_FUNCTOR(CopysignOp, std::copysign(a, b))
+ACCEL_BINARY_FUNCTOR(NextAfterOp, std::nextafter(a, b))
+// x log1p(y): NaN when y is, else 0 where x is 0.
+ACCEL_BINARY_FUNCTOR(Xlog1pyOp, b != b ? b : (a == T(0) ? T(0) : a * std::log1p(b)))
+ACCEL_BINARY_FUNCTOR(ZetaOp,
+                     static_cast<T>(hurwitzZeta(static_cast<double>(a), static_cast<double>(b))))
 ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a*(T(1) - b * b))
 ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a*(T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR
+
+// log(e^a + e^b) (base 2 for Log2) as max + log1p(e^-|a - b|); equal infinities are themselves.
+template <class T, bool Log2>
+struct LogAddExpOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b, d = -std::fabs(a - b);
+    if constexpr (Log2)
+      return m + std::log1p(std::exp2(d)) * T(1.4426950408889634);
+    else
+      return m + std::log1p(std::exp(d));
+  }
+};
+
+// p_n(x), the shifted Chebyshev polynomials at 2x - 1.
+template <class T>
+struct PolynomialOp {
+  using compute_t = T;
+  Polynomial kind;
+  bool shifted;
+  ACCEL_HD T operator()(T x, T n) const {
+    return orthogonalPolynomial(kind, shifted ? x + x - T(1) : x, static_cast<int64_t>(n));
+  }
+};
+
+// Euclid's algorithm on |a| and |b|, and lcm = |a / gcd * b| (0 when both are).
+template <class T>
+ACCEL_HD inline T gcdOf(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    a = a < 0 ? static_cast<T>(-a) : a;
+    b = b < 0 ? static_cast<T>(-b) : b;
+  }
+  while (a != 0) {
+    const T c = a;
+    a = static_cast<T>(b % a);
+    b = c;
+  }
+  return b;
+}
+template <class T>
+struct GcdOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const { return gcdOf(a, b); }
+};
+template <class T>
+struct LcmOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    const T g = gcdOf(a, b);
+    if (g == 0) return T(0);
+    const T l = static_cast<T>(a / g * b);
+    if constexpr (std::is_signed_v<T>)
+      return l < 0 ? static_cast<T>(-l) : l;
+    else
+      return l;
+  }
+};
+
+// Shifts by b bits; a count outside [0, bits) gives 0 to the left and the sign fill to the
+// right, as ATen.
+template <class T, bool Left>
+struct ShiftOp {
+  using compute_t = T;
+  ACCEL_HD T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+    const bool outside = b < T(0) || b >= kBits;
+    if constexpr (Left) {
+      return outside ? T(0) : static_cast<T>(static_cast<U>(a) << b);
+    } else {
+      if (outside) return std::is_signed_v<T> && a < T(0) ? T(-1) : T(0);
+      return static_cast<T>(a >> b);
+    }
+  }
+};
 
 // S is the storage dtype: ATen (CPU and CUDA) rounds a half/bfloat16 quotient to it before
 // truncating, so 17.96 becomes 18, not 17.
@@ -257,6 +375,9 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
     case BinaryOp::Maximum: return f(MaximumOp<T>{});
     case BinaryOp::Minimum: return f(MinimumOp<T>{});
     case BinaryOp::ThresholdBackward: return f(ThresholdBackwardOp<T>{scalarAs<T>(arg)});
+    case BinaryOp::Fmax: return f(FmaxOp<T>{});
+    case BinaryOp::Fmin: return f(FminOp<T>{});
+    case BinaryOp::Heaviside: return f(HeavisideOp<T>{});
     default: break;
   }
   if constexpr (std::is_same_v<S, bool>) {
@@ -280,6 +401,10 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
         case BinaryOp::BitwiseAnd: return f(BitwiseAndOp<T>{});
         case BinaryOp::BitwiseOr: return f(BitwiseOrOp<T>{});
         case BinaryOp::BitwiseXor: return f(BitwiseXorOp<T>{});
+        case BinaryOp::Gcd: return f(GcdOp<T>{});
+        case BinaryOp::Lcm: return f(LcmOp<T>{});
+        case BinaryOp::ShiftLeft: return f(ShiftOp<T, true>{});
+        case BinaryOp::ShiftRight: return f(ShiftOp<T, false>{});
         default: return rt::Error::NotSupported;
       }
     } else {
@@ -292,6 +417,28 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
         case BinaryOp::SiluBackward: return f(SiluBackwardOp<T>{});
         case BinaryOp::TanhBackward: return f(TanhBackwardOp<T>{});
         case BinaryOp::SigmoidBackward: return f(SigmoidBackwardOp<T>{});
+        case BinaryOp::Copysign: return f(CopysignOp<T>{});
+        case BinaryOp::LogAddExp: return f(LogAddExpOp<T, false>{});
+        case BinaryOp::LogAddExp2: return f(LogAddExpOp<T, true>{});
+        case BinaryOp::Xlog1py: return f(Xlog1pyOp<T>{});
+        case BinaryOp::Zeta: return f(ZetaOp<T>{});
+        case BinaryOp::ChebyshevT: return f(PolynomialOp<T>{Polynomial::ChebyshevT, false});
+        case BinaryOp::ChebyshevU: return f(PolynomialOp<T>{Polynomial::ChebyshevU, false});
+        case BinaryOp::ChebyshevV: return f(PolynomialOp<T>{Polynomial::ChebyshevV, false});
+        case BinaryOp::ChebyshevW: return f(PolynomialOp<T>{Polynomial::ChebyshevW, false});
+        case BinaryOp::ShiftedChebyshevT: return f(PolynomialOp<T>{Polynomial::ChebyshevT, true});
+        case BinaryOp::ShiftedChebyshevU: return f(PolynomialOp<T>{Polynomial::ChebyshevU, true});
+        case BinaryOp::ShiftedChebyshevV: return f(PolynomialOp<T>{Polynomial::ChebyshevV, true});
+        case BinaryOp::ShiftedChebyshevW: return f(PolynomialOp<T>{Polynomial::ChebyshevW, true});
+        case BinaryOp::HermiteH: return f(PolynomialOp<T>{Polynomial::HermiteH, false});
+        case BinaryOp::HermiteHe: return f(PolynomialOp<T>{Polynomial::HermiteHe, false});
+        case BinaryOp::LaguerreL: return f(PolynomialOp<T>{Polynomial::LaguerreL, false});
+        case BinaryOp::LegendreP: return f(PolynomialOp<T>{Polynomial::LegendreP, false});
+        case BinaryOp::NextAfter:
+          if constexpr (std::is_same_v<S, T>)
+            return f(NextAfterOp<T>{});
+          else
+            return rt::Error::NotSupported;  // half and bfloat16 step in their own ulps
         default: return rt::Error::NotSupported;
       }
     }

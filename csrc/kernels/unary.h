@@ -9,6 +9,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/fill.h"
+#include "kernels/special_math.h"
 #include "kernels/vector_math.h"
 
 namespace accel::kernels {
@@ -47,10 +48,40 @@ enum class UnaryOp : int {
   Silu,
   Gelu,
   GeluTanh,
-  Clamp,     // a = min (if has_a), b = max (if has_b)
-  NanToNum,  // a = nan, b = posinf, c = neginf replacements
-  Softplus,  // a = beta, b = threshold
-  // Complex inputs only (complexUnaryOp): Abs and Angle write the real dtype of the input.
+  // Floating only, from here to Logit.
+  Acos,
+  Asin,
+  Atan,
+  Acosh,
+  Asinh,
+  Atanh,
+  Erfc,
+  Erfinv,
+  Lgamma,
+  Digamma,
+  Polygamma,  // a = n
+  I0,
+  I0e,
+  I1,
+  I1e,
+  BesselJ0,
+  BesselJ1,
+  BesselY0,
+  BesselY1,
+  SphericalBesselJ0,
+  Erfcx,
+  LogNdtr,
+  Entr,
+  Sinc,
+  Frac,
+  RoundDecimals,  // a = decimals
+  Logit,          // a = eps (if has_a)
+  Signbit,        // a predicate, any real dtype
+  Clamp,          // a = min (if has_a), b = max (if has_b)
+  NanToNum,       // a = nan, b = posinf, c = neginf replacements
+  Softplus,       // a = beta, b = threshold
+  // Conj and Sgn: complex inputs only (complexUnaryOp); Angle: real ones too. Abs and Angle of
+  // a complex input write its real dtype.
   Conj,
   Angle,
   Sgn,
@@ -133,6 +164,36 @@ ACCEL_UNARY_FUNCTOR(SiluFn, x / (T(1) + vexp(-x)))
 ACCEL_UNARY_FUNCTOR(GeluFn, T(0.5) * x * (T(1) + verf(x * T(kSqrtHalf))))
 ACCEL_UNARY_FUNCTOR(GeluTanhFn,
                     T(0.5) * x * (T(1) + vtanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x))))
+ACCEL_UNARY_FUNCTOR(AcosFn, std::acos(x))
+ACCEL_UNARY_FUNCTOR(AsinFn, std::asin(x))
+ACCEL_UNARY_FUNCTOR(AtanFn, std::atan(x))
+ACCEL_UNARY_FUNCTOR(AcoshFn, std::acosh(x))
+ACCEL_UNARY_FUNCTOR(AsinhFn, std::asinh(x))
+ACCEL_UNARY_FUNCTOR(AtanhFn, std::atanh(x))
+ACCEL_UNARY_FUNCTOR(ErfcFn, std::erfc(x))
+ACCEL_UNARY_FUNCTOR(LgammaFn, std::lgamma(x))
+ACCEL_UNARY_FUNCTOR(FracFn, x - std::trunc(x))
+// angle of a real number: pi below 0, else 0 (NaN kept).
+ACCEL_UNARY_FUNCTOR(AngleFn, x != x ? x : (x < T(0) ? T(kPi) : T(0)))
+// sin(pi x) / (pi x), 1 at 0, in the compute type as ATen.
+ACCEL_UNARY_FUNCTOR(SincFn, x == T(0) ? T(1) : std::sin(T(kPi) * x) / (T(kPi) * x))
+// -x log x: 0 at 0, -inf below.
+ACCEL_UNARY_FUNCTOR(EntrFn,
+                    x != x ? x : (x > T(0) ? -x * std::log(x) : (x == T(0) ? T(0) : -T(INFINITY))))
+// special_math.h's functions, in double.
+ACCEL_UNARY_FUNCTOR(ErfinvFn, static_cast<T>(erfinv(static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(DigammaFn, static_cast<T>(digamma(static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(I0Fn, static_cast<T>(besselI(0, static_cast<double>(x), false)))
+ACCEL_UNARY_FUNCTOR(I0eFn, static_cast<T>(besselI(0, static_cast<double>(x), true)))
+ACCEL_UNARY_FUNCTOR(I1Fn, static_cast<T>(besselI(1, static_cast<double>(x), false)))
+ACCEL_UNARY_FUNCTOR(I1eFn, static_cast<T>(besselI(1, static_cast<double>(x), true)))
+ACCEL_UNARY_FUNCTOR(BesselJ0Fn, static_cast<T>(besselJ(0, static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(BesselJ1Fn, static_cast<T>(besselJ(1, static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(BesselY0Fn, static_cast<T>(besselY(0, static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(BesselY1Fn, static_cast<T>(besselY(1, static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(SphericalBesselJ0Fn, static_cast<T>(sphericalBesselJ0(static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(ErfcxFn, static_cast<T>(erfcx(static_cast<double>(x))))
+ACCEL_UNARY_FUNCTOR(LogNdtrFn, static_cast<T>(logNdtr(static_cast<double>(x))))
 // Predicates: bool out, computed in the input's type.
 ACCEL_UNARY_FUNCTOR(LogicalNotFn, !(x != T(0)))
 ACCEL_UNARY_FUNCTOR(IsNanFn, x != x)
@@ -148,6 +209,51 @@ struct ClampFn {
   ACCEL_HD T operator()(T x) const {
     if (x != x) return x;
     return x < lo ? lo : (x > hi ? hi : x);
+  }
+};
+
+template <class T>
+struct PolygammaFn {
+  using compute_t = T;
+  int64_t n;
+  ACCEL_HD T operator()(T x) const { return static_cast<T>(polygamma(n, static_cast<double>(x))); }
+};
+
+// Sign bit: negative zero and NaNs with the bit set count; unsigned integers never.
+template <class T>
+struct SignbitFn {
+  using compute_t = T;
+  ACCEL_HD bool operator()(T x) const {
+    if constexpr (isFloating<T>)
+      return std::copysign(T(1), x) < T(0);  // (std::signbit's vector form crashes GCC 12)
+    else if constexpr (std::is_unsigned_v<T>)
+      return false;
+    else
+      return x < T(0);
+  }
+};
+
+// round(x, decimals) by ATen's formula, in the compute type: x * 10^d rounded, then divided
+// back (x / 10^-d rounded, then multiplied back, for d < 0).
+template <class T>
+struct RoundDecimalsFn {
+  using compute_t = T;
+  T ten_pow;
+  bool negative;
+  ACCEL_HD T operator()(T x) const {
+    return negative ? std::nearbyint(x / ten_pow) * ten_pow : std::nearbyint(x * ten_pow) / ten_pow;
+  }
+};
+
+// log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0.
+template <class T>
+struct LogitFn {
+  using compute_t = T;
+  T lo, hi;
+  bool clamp;
+  ACCEL_HD T operator()(T x) const {
+    if (clamp) x = x < lo ? lo : (x > hi ? hi : x);
+    return x == T(1) ? T(INFINITY) : std::log(x / (T(1) - x));
   }
 };
 
@@ -342,8 +448,8 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
   if (rt::Error e = validate(d, 2, /*complex_ok=*/true); e != rt::Error::Success) return e;
   if (isComplex(d.op[1].dtype)) return launchComplexUnary<Exec>(op, d, stream);
   if (isComplex(d.op[0].dtype)) return rt::Error::InvalidValue;
-  const bool predicate =
-      op == UnaryOp::LogicalNot || op == UnaryOp::IsNan || op == UnaryOp::IsFinite;
+  const bool predicate = op == UnaryOp::LogicalNot || op == UnaryOp::IsNan ||
+                         op == UnaryOp::IsFinite || op == UnaryOp::Signbit;
   if (predicate ? d.op[0].dtype != DType::Bool : d.op[0].dtype != d.op[1].dtype)
     return rt::Error::InvalidValue;
   return dispatchDType(d.op[1].dtype, [&](auto tag) -> rt::Error {
@@ -370,6 +476,7 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
         case UnaryOp::LogicalNot: ACCEL_RUN_BOOL(LogicalNotFn);
         case UnaryOp::IsNan: ACCEL_RUN_BOOL(IsNanFn);
         case UnaryOp::IsFinite: ACCEL_RUN_BOOL(IsFiniteFn);
+        case UnaryOp::Signbit: ACCEL_RUN_BOOL(SignbitFn);
         case UnaryOp::Clamp: {
           const T lo = p.has_a ? scalarAs<T>(p.a) : lowest<T>();
           const T hi = p.has_b ? scalarAs<T>(p.b) : highest<T>();
@@ -407,6 +514,43 @@ rt::Error launchUnary(UnaryOp op, const ElementwiseDesc& d, const UnaryParams& p
           case UnaryOp::Silu: ACCEL_RUN(SiluFn);
           case UnaryOp::Gelu: ACCEL_RUN(GeluFn);
           case UnaryOp::GeluTanh: ACCEL_RUN(GeluTanhFn);
+          case UnaryOp::Acos: ACCEL_RUN(AcosFn);
+          case UnaryOp::Asin: ACCEL_RUN(AsinFn);
+          case UnaryOp::Atan: ACCEL_RUN(AtanFn);
+          case UnaryOp::Acosh: ACCEL_RUN(AcoshFn);
+          case UnaryOp::Asinh: ACCEL_RUN(AsinhFn);
+          case UnaryOp::Atanh: ACCEL_RUN(AtanhFn);
+          case UnaryOp::Erfc: ACCEL_RUN(ErfcFn);
+          case UnaryOp::Erfinv: ACCEL_RUN(ErfinvFn);
+          case UnaryOp::Lgamma: ACCEL_RUN(LgammaFn);
+          case UnaryOp::Digamma: ACCEL_RUN(DigammaFn);
+          case UnaryOp::I0: ACCEL_RUN(I0Fn);
+          case UnaryOp::I0e: ACCEL_RUN(I0eFn);
+          case UnaryOp::I1: ACCEL_RUN(I1Fn);
+          case UnaryOp::I1e: ACCEL_RUN(I1eFn);
+          case UnaryOp::BesselJ0: ACCEL_RUN(BesselJ0Fn);
+          case UnaryOp::BesselJ1: ACCEL_RUN(BesselJ1Fn);
+          case UnaryOp::BesselY0: ACCEL_RUN(BesselY0Fn);
+          case UnaryOp::BesselY1: ACCEL_RUN(BesselY1Fn);
+          case UnaryOp::SphericalBesselJ0: ACCEL_RUN(SphericalBesselJ0Fn);
+          case UnaryOp::Erfcx: ACCEL_RUN(ErfcxFn);
+          case UnaryOp::LogNdtr: ACCEL_RUN(LogNdtrFn);
+          case UnaryOp::Entr: ACCEL_RUN(EntrFn);
+          case UnaryOp::Sinc: ACCEL_RUN(SincFn);
+          case UnaryOp::Frac: ACCEL_RUN(FracFn);
+          case UnaryOp::Angle: ACCEL_RUN(AngleFn);
+          case UnaryOp::Polygamma: return runUnary<Exec, S, S>(d, PolygammaFn<T>{p.a.i}, stream);
+          case UnaryOp::RoundDecimals: {
+            const int64_t decimals = p.a.i;
+            const double ten =
+                std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+            return runUnary<Exec, S, S>(d, RoundDecimalsFn<T>{static_cast<T>(ten), decimals < 0},
+                                        stream);
+          }
+          case UnaryOp::Logit: {
+            const T lo = p.has_a ? castTo<T>(castTo<S>(scalarAs<T>(p.a))) : T(0);
+            return runUnary<Exec, S, S>(d, LogitFn<T>{lo, T(1) - lo, p.has_a}, stream);
+          }
           case UnaryOp::NanToNum:
             return runUnary<Exec, S, S>(
                 d, NanToNumFn<T>{scalarAs<T>(p.a), scalarAs<T>(p.b), scalarAs<T>(p.c)}, stream);
