@@ -714,7 +714,8 @@ BAD = {
         "index 5 is out of bounds for dimension 0 with size 3",
     ),
     "index_reduce": (
-        "x.index_reduce_(0, torch.tensor([-1], device='accel'), x[:1] + 1, 'prod', include_self=False)",
+        "x.index_reduce_(0, torch.tensor([-1], device='accel'), x[:1] + 1, 'prod',"
+        " include_self=False)",
         "index out of range in self",
     ),
     "index": (
