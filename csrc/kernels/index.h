@@ -178,25 +178,6 @@ struct MinCombine {
   }
 };
 
-// Whether the executor's Accumulate has an atomic read-modify-write `combine(p, v, f)`.
-template <class Accumulate, class T, class F, class = void>
-struct HasCombine : std::false_type {};
-template <class Accumulate, class T, class F>
-struct HasCombine<Accumulate, T, F,
-                  std::void_t<decltype(Accumulate::combine(
-                      std::declval<T*>(), std::declval<OpMath<T>>(), std::declval<F>()))>>
-    : std::true_type {};
-
-// *p = f(*p, v) in OpMath<T>: through Accumulate::combine where the executor has one (CUDA's
-// compare-and-swap), else plainly (the host runs a serial forEach on one thread, in order).
-template <class Accumulate, class T, class F>
-ACCEL_HD inline void combineInto(T* p, OpMath<T> v, F f) {
-  if constexpr (HasCombine<Accumulate, T, F>::value)
-    Accumulate::combine(p, v, f);
-  else
-    *p = castTo<T>(f(castTo<OpMath<T>>(*p), v));
-}
-
 // dst = Combine(dst, src), duplicates combining in turn.
 template <class T, class Accumulate, class Combine>
 struct IndexCombineOp {
@@ -205,7 +186,7 @@ struct IndexCombineOp {
     int64_t dst, src;
     if (!indexedOffsets(d, i, dst, src)) return false;
     const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(d.iter.op[1].data + src));
-    combineInto<Accumulate>(reinterpret_cast<T*>(d.iter.op[0].data + dst), v, Combine{});
+    Accumulate::combine(reinterpret_cast<T*>(d.iter.op[0].data + dst), v, Combine{});
     return true;
   }
 };

@@ -211,10 +211,16 @@ int64_t indexGrain(const F& f) {
 }
 
 // Accumulations run on one thread (serial forEach), so a plain read-modify-write is exact.
+// Plain read-modify-writes: the host runs the accumulating kernels on one thread, in order
+// (a serial forEach), so no atomics are needed and duplicates combine as CPU's do.
 struct PlainAccumulate {
   template <class T>
   static void add(T* p, OpMath<T> v) {
     *p = castTo<T>(castTo<OpMath<T>>(*p) + v);
+  }
+  template <class T, class Combine>
+  static void combine(T* p, OpMath<T> v, Combine f) {
+    *p = castTo<T>(f(castTo<OpMath<T>>(*p), v));
   }
 };
 
