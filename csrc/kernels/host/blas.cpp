@@ -25,36 +25,57 @@ namespace {
 
 // Products of at least this many flops (about 0.1 ms on one core) are split over the pool.
 constexpr double kSplitFlops = 2e6;
-// Columns of C per part, at least: narrower slices lose the BLAS's blocking.
-constexpr int64_t kMinColumns = 32;
+// Rows or columns of C per part, at least: narrower slices lose the BLAS's blocking.
+constexpr int64_t kMinSlice = 32;
 
-int64_t partsOf(const GemmDesc& d) {
-  const double flops = 2.0 * static_cast<double>(d.m) * d.n * d.k * d.batch;
-  const int64_t threads = rt::host::numThreads();
-  if (threads <= 1 || flops < kSplitFlops) return 1;
-  if (d.batch >= threads) return threads;
-  return std::clamp<int64_t>(d.n / kMinColumns, 1, threads);
+// How a product splits: by batch, else along C's longer side. (A linear layer's C is
+// column-major features x tokens, and a convolution's channels x pixels: either side can be
+// the long one.)
+enum class Split { Batch, Rows, Columns };
+
+Split splitOf(const GemmDesc& d, int64_t threads) {
+  if (d.batch >= threads) return Split::Batch;
+  return d.m > d.n ? Split::Rows : Split::Columns;
 }
 
-// Part p of `parts` of the product: a range of the batch, or of C's columns (with op(B)'s).
-GemmDesc partOf(const GemmDesc& d, int64_t p, int64_t parts) {
+int64_t partsOf(const GemmDesc& d, Split split, int64_t threads) {
+  const double flops = 2.0 * static_cast<double>(d.m) * d.n * d.k * d.batch;
+  if (threads <= 1 || flops < kSplitFlops) return 1;
+  switch (split) {
+    case Split::Batch: return threads;
+    case Split::Rows: return std::clamp<int64_t>(d.m / kMinSlice, 1, threads);
+    case Split::Columns: break;
+  }
+  return std::clamp<int64_t>(d.n / kMinSlice, 1, threads);
+}
+
+// Part p of `parts` of the product: a range of the batch, of C's rows (with op(A)'s), or of
+// C's columns (with op(B)'s). Matrices are column-major.
+GemmDesc partOf(const GemmDesc& d, Split split, int64_t p, int64_t parts) {
   GemmDesc part = d;
   const int64_t elem = elementSize(d.dtype);
-  const bool by_batch = d.batch >= parts;
-  const int64_t total = by_batch ? d.batch : d.n;
+  const int64_t total = split == Split::Batch ? d.batch : split == Split::Rows ? d.m : d.n;
   const int64_t first = total * p / parts, last = total * (p + 1) / parts;
   auto offset = [&](const void* base, int64_t elements) {
     return static_cast<const char*>(base) + elements * elem;
   };
-  if (by_batch) {
-    part.batch = last - first;
-    part.a = offset(d.a, first * d.stride_a);
-    part.b = offset(d.b, first * d.stride_b);
-    part.c = const_cast<char*>(offset(d.c, first * d.stride_c));
-  } else {
-    part.n = last - first;
-    part.b = offset(d.b, first * (d.trans_b ? 1 : d.ldb));
-    part.c = const_cast<char*>(offset(d.c, first * d.ldc));
+  switch (split) {
+    case Split::Batch:
+      part.batch = last - first;
+      part.a = offset(d.a, first * d.stride_a);
+      part.b = offset(d.b, first * d.stride_b);
+      part.c = const_cast<char*>(offset(d.c, first * d.stride_c));
+      break;
+    case Split::Rows:
+      part.m = last - first;
+      part.a = offset(d.a, first * (d.trans_a ? d.lda : 1));
+      part.c = const_cast<char*>(offset(d.c, first));
+      break;
+    case Split::Columns:
+      part.n = last - first;
+      part.b = offset(d.b, first * (d.trans_b ? 1 : d.ldb));
+      part.c = const_cast<char*>(offset(d.c, first * d.ldc));
+      break;
   }
   return part;
 }
@@ -74,10 +95,12 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     // The stream worker already holds one; held here too for the pool threads that run
     // parts of the product.
     rt::host::DeviceAccess access;
-    const int64_t parts = partsOf(d);
+    const int64_t threads = rt::host::numThreads();
+    const Split split = splitOf(d, threads);
+    const int64_t parts = partsOf(d, split, threads);
     if (parts == 1) return fn(d);
     rt::host::parallelFor(0, parts, 1, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p) fn(partOf(d, p, parts));
+      for (int64_t p = first; p < last; ++p) fn(partOf(d, split, p, parts));
     });
   });
 }
