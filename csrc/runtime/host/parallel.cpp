@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "runtime/driver.h"
+#include "runtime/host/spin_wait.h"
 
 namespace accel::rt::host {
 namespace {
@@ -18,31 +19,59 @@ namespace {
 // Set on pool threads, and on a caller while it runs a job, so nested loops run inline.
 thread_local bool in_parallel = false;
 
+// Most threads whose chunks a job keeps apart; pool threads beyond it share groups.
+constexpr int kMaxGroups = 64;
+
 // One parallelFor call. It lives on the caller's stack; the caller returns only once no
-// helper holds it.
+// helper holds it. The chunks are split into one contiguous group per thread, and thread t
+// (the caller is 0, pool thread i is i) works through group t before it takes what is left of
+// the others'. So a kernel's range lands on the same core call after call, and a tensor that
+// fits in the cores' L2 caches together stays there, as with OpenMP's static schedule, while
+// a late or preempted thread's chunks are still taken by the others.
 struct Job {
   detail::RangeFn call;
   const void* fn;
   int64_t begin, end, chunk, chunks;
-  std::atomic<int64_t> next{0};  // next chunk to hand out
+  int groups;
+  std::atomic<int64_t> next[kMaxGroups];  // group g's next chunk; it ends at firstOf(g + 1)
 
   std::mutex mu;
   std::condition_variable cv;
-  int helpers = 0;  // helpers working on it
+  std::atomic<int> helpers{0};  // helpers working on it; changed under mu
   std::exception_ptr error;
 
-  // Runs chunks until none are left (or one threw, which ends the job early).
-  void work() {
-    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-      const int64_t b = begin + i * chunk;
-      try {
-        call(fn, b, std::min(end, b + chunk));
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-        next.store(chunks, std::memory_order_relaxed);
+  int64_t firstOf(int g) const { return chunks * g / groups; }
+
+  void start(int64_t n_chunks, int threads) {
+    chunks = n_chunks;
+    groups = std::min(threads, kMaxGroups);
+    for (int g = 0; g < groups; ++g) next[g].store(firstOf(g), std::memory_order_relaxed);
+  }
+
+  // Runs chunks until none are left (or one threw, which ends the job early): thread t's own
+  // group first, then the others' in turn.
+  void work(int thread) {
+    const int own = thread % groups;
+    for (int k = 0; k < groups; ++k) {
+      const int g = (own + k) % groups;
+      const int64_t last = firstOf(g + 1);
+      for (int64_t i; (i = next[g].fetch_add(1, std::memory_order_relaxed)) < last;) {
+        const int64_t b = begin + i * chunk;
+        try {
+          call(fn, b, std::min(end, b + chunk));
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!error) error = std::current_exception();
+          for (int h = 0; h < groups; ++h) next[h].store(firstOf(h + 1), std::memory_order_relaxed);
+        }
       }
     }
+  }
+
+  bool handedOut() const {
+    for (int g = 0; g < groups; ++g)
+      if (next[g].load(std::memory_order_relaxed) < firstOf(g + 1)) return false;
+    return true;
   }
 };
 
@@ -50,7 +79,7 @@ class Pool {
  public:
   explicit Pool(int threads) : threads_(threads) {
     watchForFork();  // a forked child would have no helper threads
-    for (int i = 1; i < threads; ++i) std::thread([this] { helperLoop(); }).detach();
+    for (int i = 1; i < threads; ++i) std::thread([this, i] { helperLoop(i); }).detach();
   }
   int threads() const { return threads_; }
 
@@ -58,17 +87,20 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       jobs_.push_back(&job);
+      posted_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_all();
     in_parallel = true;
-    job.work();
+    job.work(0);
     in_parallel = false;
     {
       std::lock_guard<std::mutex> lock(mu_);  // after this no helper can pick the job up
       retire(&job);
     }
+    spinUntil([&] { return job.helpers.load(std::memory_order_acquire) == 0; });
+    // Taken even when the spin saw no helper left: the last one may still hold it.
     std::unique_lock<std::mutex> lock(job.mu);
-    job.cv.wait(lock, [&] { return job.helpers == 0; });
+    job.cv.wait(lock, [&] { return job.helpers.load(std::memory_order_relaxed) == 0; });
     if (job.error) std::rethrow_exception(job.error);
   }
 
@@ -82,13 +114,19 @@ class Pool {
     }
   }
 
-  void helperLoop() {
+  void helperLoop(int index) {
     in_parallel = true;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
+      if (jobs_.empty()) {
+        const uint64_t seen = posted_.load(std::memory_order_relaxed);
+        lock.unlock();
+        spinUntil([&] { return posted_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+      }
       cv_.wait(lock, [this] { return !jobs_.empty(); });
       Job* job = jobs_.front();
-      if (job->next.load(std::memory_order_relaxed) >= job->chunks) {
+      if (job->handedOut()) {
         retire(job);  // all chunks handed out: let the others' jobs through
         continue;
       }
@@ -97,7 +135,7 @@ class Pool {
         ++job->helpers;
       }
       lock.unlock();
-      job->work();
+      job->work(index);
       {
         // Notify under the lock: once it is released the caller may return and free the job.
         std::lock_guard<std::mutex> job_lock(job->mu);
@@ -110,7 +148,8 @@ class Pool {
   const int threads_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job*> jobs_;  // jobs that may still have chunks to hand out
+  std::deque<Job*> jobs_;            // jobs that may still have chunks to hand out
+  std::atomic<uint64_t> posted_{0};  // jobs ever posted: what a spinning helper watches
 };
 
 int threadsFromEnv() {
@@ -146,7 +185,7 @@ void detail::parallelRun(int64_t begin, int64_t end, int64_t grain, RangeFn call
   job.begin = begin;
   job.end = end;
   job.chunk = chunk;
-  job.chunks = (n + chunk - 1) / chunk;
+  job.start((n + chunk - 1) / chunk, threads);
   pool().run(job);
 }
 

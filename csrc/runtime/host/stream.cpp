@@ -7,6 +7,7 @@
 #include "runtime/fork.h"
 #include "runtime/host/busy_clock.h"
 #include "runtime/host/device_access.h"
+#include "runtime/host/spin_wait.h"
 
 namespace accel::rt {
 
@@ -17,6 +18,7 @@ StreamImpl::~StreamImpl() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    changed();
   }
   work_cv_.notify_one();
   if (worker_.joinable()) worker_.join();
@@ -34,6 +36,7 @@ Error StreamImpl::enqueue(Work work) {
         worker_ = std::thread(&StreamImpl::workerLoop, this);
       }
       queue_.push_back(std::move(work));
+      changed();
       lock.unlock();
       work_cv_.notify_one();
       return Error::Success;
@@ -49,12 +52,14 @@ bool StreamImpl::runInlineIfIdle(InlineFn fn, void* context) {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_ || !queue_.empty() || capture_) return false;
     running_ = true;  // later work, queued from any thread, waits for this one
+    changed();
   }
   run(fn, context);
   bool queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = false;
+    changed();
     queued = !queue_.empty();
     if (!queued) idle_cv_.notify_all();
   }
@@ -62,7 +67,13 @@ bool StreamImpl::runInlineIfIdle(InlineFn fn, void* context) {
   return true;
 }
 
+void StreamImpl::changed() {
+  busy_.store(running_ || !queue_.empty(), std::memory_order_release);
+  changes_.fetch_add(1, std::memory_order_release);
+}
+
 void StreamImpl::drain() {
+  host::spinUntil([this] { return !busy_.load(std::memory_order_acquire); });
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [this] { return queue_.empty() && !running_; });
 }
@@ -110,16 +121,24 @@ bool StreamImpl::run(Work& work) {
 void StreamImpl::workerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    if (running_ || (!stop_ && queue_.empty())) {
+      const uint64_t seen = changes_.load(std::memory_order_relaxed);
+      lock.unlock();
+      host::spinUntil([&] { return changes_.load(std::memory_order_acquire) != seen; });
+      lock.lock();
+    }
     work_cv_.wait(lock, [this] { return !running_ && (stop_ || !queue_.empty()); });
     if (queue_.empty()) return;  // stopped and drained
     Work work = std::move(queue_.front());
     queue_.pop_front();
     running_ = true;
+    changed();
     lock.unlock();
     run(work);
     work = nullptr;  // release captures before reporting idle
     lock.lock();
     running_ = false;
+    changed();
     if (queue_.empty()) idle_cv_.notify_all();
   }
 }

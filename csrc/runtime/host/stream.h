@@ -1,7 +1,9 @@
 // A host stream: an in-order queue of work run by the stream's own worker thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -63,6 +65,8 @@ struct StreamImpl {
 
  private:
   void workerLoop();
+  // After any change of queue_, running_ or stop_, under mu_: updates what spinners watch.
+  void changed();
   // False when the work threw (the sticky error is then set).
   bool run(InlineFn fn, void* context);
   bool run(Work& work);
@@ -75,6 +79,10 @@ struct StreamImpl {
   std::deque<Work> queue_;
   bool running_ = false;  // an item runs, on the worker or inline on a caller
   bool stop_ = false;
+  // Lock-free views for the spin before blocking (spin_wait.h): whether work is queued or
+  // running, and a count of changes the worker watches.
+  std::atomic<bool> busy_{false};
+  std::atomic<uint64_t> changes_{0};
   std::shared_ptr<host::Capture> capture_;
   std::thread worker_;
 };
