@@ -3,6 +3,7 @@
 // (planReduce, shared with the CUDA build); column reductions, the scans and nll_loss are
 // reduce.h's, whole.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/host/plan_executor.h"
@@ -14,7 +15,35 @@
 namespace accel::kernels::host {
 namespace {
 
-// Accumulates reduced elements [rb, re) of the output whose input base offset is `base`.
+// Independent accumulators a dense block is dealt over, so that the adds (or Welford steps) of
+// a block run side by side instead of in one dependency chain, and vectorise. Max and min keep
+// one: a tie must go to the lower index, which lanes dealt round-robin would not preserve.
+template <class A>
+struct IsValueIndex : std::false_type {};
+template <class T>
+struct IsValueIndex<ValueIndex<T>> : std::true_type {};
+template <class R>
+constexpr int kLanesOf = IsValueIndex<typename R::acc_t>::value ? 1 : 8;
+
+// The accumulator of n adjacent elements p[0..n), whose reduced indices start at j: lane l
+// takes every kLanes-th element, and the lanes merge pairwise.
+template <class R, class In>
+typename R::acc_t denseBlock(const R& r, const In* p, int64_t j, int64_t n) {
+  using A = typename R::acc_t;
+  constexpr int L = kLanesOf<R>;
+  A lane[L];
+  for (int l = 0; l < L; ++l) lane[l] = r.identity();
+  int64_t k = 0;
+  for (; k + L <= n; k += L)
+    for (int l = 0; l < L; ++l) lane[l] = r.reduce(lane[l], p[k + l], j + k + l);
+  for (; k < n; ++k) lane[k % L] = r.reduce(lane[k % L], p[k], j + k);
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) lane[l] = r.combine(lane[l], lane[l + w]);
+  return lane[0];
+}
+
+// Accumulates reduced elements [rb, re) of the output whose input base offset is `base`: runs
+// along the innermost reduced dim, in blocks of kCascade whose partials merge pairwise.
 template <class In, class R>
 typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
                               int64_t re) {
@@ -22,24 +51,20 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
   Pairwise<R> total;
   const int64_t inner = d.red_ndim > 0 ? d.red_sizes[0] : 1;
   const int64_t step = d.red_ndim > 0 ? d.in_red_strides[0] : 0;
-  if (d.red_ndim <= 1 && step == int64_t(sizeof(In))) {
-    const In* p = reinterpret_cast<const In*>(d.in + base);
-    for (int64_t b = rb; b < re; b += kCascade) {
-      A part = r.identity();
-      const int64_t e = std::min(re, b + kCascade);
-      for (int64_t j = b; j < e; ++j) part = r.reduce(part, p[j], j);
-      total.push(r, part);
-    }
-    return total.result(r);
-  }
+  const bool dense = step == int64_t(sizeof(In));
   for (int64_t j = rb; j < re;) {
-    // One run along the innermost reduced dim, in blocks of kCascade.
     int64_t off = base + redOffset(d, j);
     const int64_t e = j + std::min(re - j, inner - j % inner);
     while (j < e) {
-      A part = r.identity();
       const int64_t be = std::min(e, j + kCascade);
-      for (; j < be; ++j, off += step) part = r.reduce(part, loadIn<In>(d, off), j);
+      A part = r.identity();
+      if (dense) {
+        part = denseBlock(r, reinterpret_cast<const In*>(d.in + off), j, be - j);
+        off += (be - j) * step;
+        j = be;
+      } else {
+        for (; j < be; ++j, off += step) part = r.reduce(part, loadIn<In>(d, off), j);
+      }
       total.push(r, part);
     }
   }
