@@ -15,6 +15,7 @@ BENCHMARKS = [
     "lora_step.py",
     "zoo_step.py",
     "conv_block.py",
+    "mid_size_ops.py",
     "rnn_step.py",
     "graphs.py",
     "profiler_overhead.py",
