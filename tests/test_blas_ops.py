@@ -308,3 +308,126 @@ def test_async_on_stream_ordering():
     for _ in range(5):
         ref = ref @ ref.t()
     torch.testing.assert_close(x.cpu(), ref, atol=1e-3, rtol=1e-4)
+
+
+# --- complex products: cuBLAS's complex GEMM on CUDA, the CPU BLAS's on host -----------------
+
+CTOL = {
+    torch.complex64: dict(atol=1e-5, rtol=1e-5),
+    torch.complex128: dict(atol=1e-12, rtol=1e-12),
+}
+
+
+def crand(*shape, dtype=torch.complex64):
+    return torch.randn(*shape, dtype=dtype)
+
+
+def ccheck(got, expected):
+    assert got.device.type == "accel"
+    assert got.dtype == expected.dtype
+    assert not got.is_conj()
+    torch.testing.assert_close(got.cpu(), expected.resolve_conj(), **CTOL[expected.dtype])
+
+
+# The same view of an operand on CPU and on the device: lazily conjugated, transposed (a BLAS
+# operand with a transpose flag), conjugate-transposed (.mH, BLAS's conjugate transpose).
+VIEWS = {
+    "plain": lambda x: x,
+    "conj": lambda x: x.conj(),
+    "mT": lambda x: x.mT.contiguous().mT,
+    "mH": lambda x: x.mT.contiguous().mT.conj(),
+    "strided": lambda x: torch.repeat_interleave(x, 2, dim=-1)[..., ::2],
+}
+
+
+@pytest.mark.parametrize("dtype", list(CTOL))
+def test_complex_mm_views(dtype):
+    a, b = crand(7, 5, dtype=dtype), crand(5, 9, dtype=dtype)
+    for va, fa in VIEWS.items():
+        for fb in VIEWS.values():
+            A, B = fa(a.to("accel")), fb(b.to("accel"))
+            assert A.is_conj() == (va in ("conj", "mH")), va
+            ccheck(torch.mm(A, B), torch.mm(fa(a), fb(b)))
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", list(CTOL))
+def test_complex_bmm_baddbmm_addmm_complex_scalars(dtype):
+    a, b, s = crand(3, 4, 5, dtype=dtype), crand(3, 5, 6, dtype=dtype), crand(3, 4, 6, dtype=dtype)
+    A, B, S = dev(a, b, s)
+    ccheck(torch.bmm(A, B), torch.bmm(a, b))
+    ccheck(torch.bmm(A.conj(), B.mT.contiguous().mT), torch.bmm(a.conj(), b))
+    ccheck(torch.bmm(A, B[:1].expand(3, 5, 6)), torch.bmm(a, b[:1].expand(3, 5, 6)))
+    beta, alpha = 0.5 - 2j, 1.5 + 0.25j
+    ccheck(
+        torch.baddbmm(S, A, B, beta=beta, alpha=alpha),
+        torch.baddbmm(s, a, b, beta=beta, alpha=alpha),
+    )
+    S2 = S.clone()
+    S2.baddbmm_(A.conj(), B, alpha=alpha)
+    ccheck(S2, torch.baddbmm(s, a.conj(), b, alpha=alpha))
+    m1, m2, bias = a[0], b[0], crand(6, dtype=dtype)
+    out = torch.empty(4, 6, dtype=dtype, device="accel")
+    torch.addmm(bias.to("accel").conj(), *dev(m1, m2), beta=beta, alpha=alpha, out=out)
+    ccheck(out, torch.addmm(bias.conj(), m1, m2, beta=beta, alpha=alpha))
+    full = torch.addmm(*dev(s[0], m1, m2))
+    full.addmm_(m1.to("accel").mH.mH, m2.to("accel").conj(), beta=beta)
+    ccheck(full, torch.addmm(s[0], m1, m2).addmm_(m1, m2.conj(), beta=beta))
+    # beta == 0: self is not read, NaN or not
+    nan = torch.full((4, 6), complex(float("nan"), 0), dtype=dtype)
+    ccheck(torch.addmm(*dev(nan, m1, m2), beta=0), m1 @ m2)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", list(CTOL))
+def test_complex_addmv_mv_dot_vdot(dtype):
+    m, v, y = crand(5, 7, dtype=dtype), crand(14, dtype=dtype), crand(5, dtype=dtype)
+    M, V, Y = dev(m, v, y)
+    for f in VIEWS.values():
+        ccheck(torch.mv(f(M), V[:7]), torch.mv(f(m), v[:7]))
+    ccheck(torch.mv(M, V[::2].conj()), torch.mv(m, v[::2].conj()))
+    ccheck(
+        torch.addmv(Y, M.conj(), V[::2], beta=2j, alpha=-1 + 1j),
+        torch.addmv(y, m.conj(), v[::2], beta=2j, alpha=-1 + 1j),
+    )
+    Y2 = Y.clone()
+    Y2.addmv_(M, V[:7], alpha=0.5j)
+    ccheck(Y2, torch.addmv(y, m, v[:7], alpha=0.5j))
+    x, z = V[:7], V[7:]
+    for fx in (lambda t: t, lambda t: t.conj()):
+        for fz in (lambda t: t, lambda t: t.conj()):
+            ccheck(torch.dot(fx(x), fz(z)), torch.dot(fx(v[:7]), fz(v[7:])))
+            ccheck(torch.vdot(fx(x), fz(z)), torch.vdot(fx(v[:7]), fz(v[7:])))
+    ccheck(torch.vdot(V[::2], V[1::2]), torch.vdot(v[::2], v[1::2]))
+    ccheck(torch.dot(V[::2], V[1::2]), torch.dot(v[::2], v[1::2]))
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", list(CTOL))
+def test_complex_composites(dtype):
+    a, b, w = crand(2, 3, 4, dtype=dtype), crand(4, 5, dtype=dtype), crand(6, 4, dtype=dtype)
+    A, B, W = dev(a, b, w)
+    ccheck(torch.matmul(A, B), torch.matmul(a, b))
+    ccheck(torch.matmul(A.conj(), B.mH.mH), torch.matmul(a.conj(), b))
+    ccheck(F.linear(A, W), F.linear(a, w))
+    ccheck(torch.einsum("bij,jk->bik", A, B), torch.einsum("bij,jk->bik", a, b))
+    ccheck(torch.tensordot(A, B, dims=([2], [0])), torch.tensordot(a, b, dims=([2], [0])))
+    ccheck(A[0] @ B.conj(), a[0] @ b.conj())
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_complex_errors_match_cpu():
+    def err(fn, *args):
+        with pytest.raises(RuntimeError) as e:
+            fn(*args)
+        return str(e.value)
+
+    c64, c128 = torch.complex64, torch.complex128
+    cases = [
+        (torch.mm, (crand(2, 3), crand(4, 5))),
+        (torch.vdot, (crand(3), crand(4))),
+        (torch.vdot, (crand(3), crand(3, dtype=c128))),
+        (torch.dot, (crand(3, dtype=c64), crand(3, dtype=c128))),
+    ]
+    for fn, args in cases:
+        assert err(fn, *dev(*args)) == err(fn, *args), fn

@@ -483,6 +483,48 @@ def test_copies_masked_fill_and_parts(strict, dtype):
     same(torch.polar(absval.to("accel"), im.to("accel")), torch.polar(absval, im))
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_nonzero(strict, dtype):
+    # an element is nonzero when either part is (a zero real part with a nonzero imaginary
+    # one, a signed zero, a nan part), on a strided view and into out=
+    x = special(dtype).view(7, 7)
+    xa = x.to("accel")
+    same(xa.nonzero(), x.nonzero(), True)
+    same(xa.t().nonzero(), x.t().nonzero(), True)
+    same(torch.nonzero(xa.conj()), torch.nonzero(x.conj()), True)
+    out = torch.empty(0, dtype=torch.long, device="accel")
+    torch.nonzero(xa[::2], out=out)
+    same(out, torch.nonzero(x[::2]), True)
+    same(torch.zeros(3, 0, dtype=dtype, device="accel").nonzero(), torch.zeros(0, 2).long(), True)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_index_select_and_gather(strict, dtype):
+    # both parts move together: strided, conjugated, 0-dim and out= forms
+    x = csample(dtype, (5, 6), seed=8)
+    xa = x.to("accel")
+    idx = torch.tensor([4, 0, 0, 2])
+    for dim in (0, 1):
+        same(xa.index_select(dim, idx.to("accel")), x.index_select(dim, idx), True)
+        same(xa.t().index_select(dim, idx.to("accel")), x.t().index_select(dim, idx), True)
+    same(xa.conj().index_select(1, idx.to("accel")), x.conj().index_select(1, idx), True)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.index_select(xa[:, ::2], 1, idx[1:].to("accel"), out=out)
+    same(out, x[:, ::2].index_select(1, idx[1:]), True)
+    same(xa[0, 0].index_select(0, idx[1:2].to("accel")), x[0, 0].index_select(0, idx[1:2]), True)
+    g = torch.tensor([[1, 0, 4], [3, 3, 2]])
+    for dim in (0, 1):
+        same(torch.gather(xa, dim, g.to("accel")), torch.gather(x, dim, g), True)
+        same(torch.gather(xa.t(), dim, g.to("accel")), torch.gather(x.t(), dim, g), True)
+    same(torch.gather(xa.conj(), 1, g.to("accel")), torch.gather(x.conj(), 1, g), True)
+    out = torch.empty(2, 3, dtype=dtype, device="accel")
+    torch.gather(xa, 0, g.to("accel"), out=out)
+    same(out, torch.gather(x, 0, g), True)
+    with pytest.raises(RuntimeError, match="index"):
+        torch.gather(xa, 0, torch.tensor([[9]], device="accel"))
+    assert xa.index_select(0, idx.to("accel")).cpu().shape == (4, 6)  # still usable
+
+
 def test_complex_parts_refused_as_on_cpu():
     a, b = torch.ones(3, device="accel"), torch.ones(3, device="accel", dtype=torch.float64)
     with pytest.raises(RuntimeError):

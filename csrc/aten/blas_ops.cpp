@@ -1,8 +1,10 @@
-// Matrix products: mm, bmm, addmm, baddbmm, addmv, dot (functional, in-place and out= forms).
+// Matrix products: mm, bmm, addmm, baddbmm, addmv, dot, vdot (functional, in-place and out=
+// forms), real and complex.
 // Everything becomes one strided batched GEMM of the BLAS table. Shape and dtype checks come
 // from the structured ops' meta functions (at::meta::*), so errors read as on CPU. Transposed
 // operands (a matrix whose strides are (1, ld)) go to BLAS as they are, with a transpose flag;
-// only an operand that fits neither layout is copied to a contiguous one on the device.
+// only an operand that fits neither layout is copied to a contiguous one on the device, and so
+// is a lazily conjugated or negated one (the copy resolves the bit).
 // mv, matmul and linear are composites that reach these ops.
 #include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
@@ -53,6 +55,16 @@ BlasLayout blasLayout(int64_t r, int64_t c, int64_t s0, int64_t s1) {
   return {};
 }
 
+// dst = src on the device, with src's lazy conjugate or negative bit applied (copyOnDevice
+// moves the stored values as they are).
+void copyValues(const at::Tensor& dst, const at::Tensor& src) {
+  if (src.is_conj() || src.is_neg()) {
+    dst.copy_(src);
+  } else {
+    copyOnDevice(dst, src);
+  }
+}
+
 // One GEMM operand: a batch of r x c matrices taken from a 3-d tensor's dims (d0, d1).
 struct Operand {
   at::Tensor t;  // kept alive: it may be a contiguous copy
@@ -62,9 +74,9 @@ struct Operand {
 
 Operand operand(const at::Tensor& t, int d0, int d1) {
   BlasLayout l = blasLayout(t.size(d0), t.size(d1), t.stride(d0), t.stride(d1));
-  if (l.fits) return {t, l, t.size(0) == 1 ? 0 : t.stride(0)};
+  if (l.fits && !t.is_conj() && !t.is_neg()) return {t, l, t.size(0) == 1 ? 0 : t.stride(0)};
   at::Tensor dense = at::empty(t.sizes(), t.options());
-  copyOnDevice(dense, t);
+  copyValues(dense, t);
   return operand(dense, d0, d1);
 }
 
@@ -104,14 +116,24 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c
     return;
   }
   kernels::GemmDesc d;
-  d.dtype = toKernelDType(c.scalar_type());
+  // The ABI's complex dtypes share ScalarType's numbering (toKernelDType names real ones).
+  d.dtype = c.is_complex() ? static_cast<kernels::DType>(c.scalar_type())
+                           : toKernelDType(c.scalar_type());
   d.batch = batch;
   d.k = k;
   d.c = c.data_ptr();
   d.ldc = lc.ld;
   d.stride_c = batch == 1 ? 0 : c.stride(0);
-  d.alpha = alpha.toDouble();
-  d.beta = beta.toDouble();
+  if (c.is_complex()) {
+    const c10::complex<double> a = alpha.toComplexDouble(), b = beta.toComplexDouble();
+    d.alpha = a.real();
+    d.alpha_imag = a.imag();
+    d.beta = b.real();
+    d.beta_imag = b.imag();
+  } else {
+    d.alpha = alpha.toDouble();
+    d.beta = beta.toDouble();
+  }
   d.allow_tf32 = at::globalContext().allowTF32CuBLAS();
   // Column-major C is a @ b; row-major C is stored as C^T = b^T @ a^T.
   Operand first = lc.trans ? operand(b, 2, 1) : operand(a, 1, 2);
@@ -147,7 +169,7 @@ void checkDevices(const char* name, std::initializer_list<const at::Tensor*> ts)
 void addInto(const at::Tensor& out, const at::Tensor& self, bool self_is_out, const at::Tensor& a,
              const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
   const bool use_self = beta.toComplexDouble() != 0.0;
-  if (use_self && !self_is_out) copyOnDevice(out, self);
+  if (use_self && !self_is_out) copyValues(out, self);
   gemm(out, a, b, alpha, use_self ? beta : c10::Scalar(0.0));
 }
 
@@ -158,7 +180,8 @@ bool nativeBlas(std::initializer_list<const at::Tensor*> ts) {
   for (const at::Tensor* x : ts) {
     if (x->scalar_type() != t) return false;
   }
-  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf;
+  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf ||
+         t == at::kComplexFloat || t == at::kComplexDouble;
 }
 
 // The product's result, of the shape the structured op's meta function computes.
@@ -172,6 +195,7 @@ at::Tensor productResult(const Output& out, at::IntArrayRef sizes, const at::Ten
 // --- mm, bmm ---------------------------------------------------------------------------
 
 struct Mm {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat2) {
     return nativeBlas({&self, &mat2});
   }
@@ -185,6 +209,7 @@ struct Mm {
 };
 
 struct Bmm {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat2) {
     return nativeBlas({&self, &mat2});
   }
@@ -208,6 +233,7 @@ at::Tensor addResult(const Output& out, at::IntArrayRef sizes, const at::Tensor&
 }
 
 struct Addmm {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                      const c10::Scalar&, const c10::Scalar&) {
     return nativeBlas({&self, &mat1, &mat2});
@@ -227,6 +253,7 @@ struct Addmm {
 };
 
 struct Baddbmm {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                      const c10::Scalar&, const c10::Scalar&) {
     return nativeBlas({&self, &batch1, &batch2});
@@ -248,6 +275,7 @@ struct Baddbmm {
 // y = beta * self + alpha * mat @ vec, as a GEMM with n = 1: vec is a k x 1 matrix, out an
 // m x 1 one (a strided vector is a transposed 1 x k matrix, so no copy is needed).
 struct Addmv {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                      const c10::Scalar&, const c10::Scalar&) {
     return nativeBlas({&self, &mat, &vec});
@@ -269,11 +297,11 @@ struct Addmv {
 // --- dot -------------------------------------------------------------------------------
 
 // ATen's dot_check (not exported), with its messages.
-void dotCheck(const at::Tensor& self, const at::Tensor& other) {
+void dotCheck(const char* name, const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
               "D and ", other.dim(), "D tensors");
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
-              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), name,
+              " : expected both vectors to have same dtype, but found ", self.scalar_type(),
               " and ", other.scalar_type());
   TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
               self.numel(), "] and src [", other.numel(),
@@ -281,19 +309,35 @@ void dotCheck(const at::Tensor& self, const at::Tensor& other) {
               other.numel(), " elements respectively");
 }
 
-// vdot is dot for real dtypes (conjugation is a no-op there).
+// sum(x * y), or sum(conj(x) * y) for vdot: a 1 x k row times a k x 1 column.
+at::Tensor dotProduct(const char* name, const at::Tensor& self, const at::Tensor& other,
+                      bool conj_self) {
+  checkDevices(name, {&self, &other});
+  dotCheck(name, self, other);
+  at::Tensor out = at::empty({}, self.options());
+  c10::DeviceGuard guard(out.device());
+  const at::Tensor row = self.view({1, 1, -1});
+  gemm(out.view({1, 1, 1}), conj_self ? row.conj() : row, other.view({1, -1, 1}), 1, 0);
+  return out;
+}
+
 struct Dot {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& other) {
     return nativeBlas({&self, &other});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& other) {
-    checkDevices("dot", {&self, &other});
-    dotCheck(self, other);
-    at::Tensor out = at::empty({}, self.options());
-    c10::DeviceGuard guard(out.device());
-    // A 1 x k row times a k x 1 column.
-    gemm(out.view({1, 1, 1}), self.view({1, 1, -1}), other.view({1, -1, 1}), 1, 0);
-    return out;
+    return dotProduct("dot", self, other, false);
+  }
+};
+
+struct Vdot {
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& self, const at::Tensor& other) {
+    return nativeBlas({&self, &other});
+  }
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& other) {
+    return dotProduct("vdot", self, other, self.is_complex());
   }
 };
 
@@ -351,7 +395,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Baddbmm>(m, "baddbmm", "baddbmm_", "baddbmm.out");
   registerForms<Addmv>(m, "addmv", "addmv_", "addmv.out");
   registerNative<Dot>(m, "dot");
-  registerNative<Dot>(m, "vdot");
+  registerNative<Vdot>(m, "vdot");
 }
 
 }  // namespace

@@ -77,7 +77,12 @@ void cpuGemm(const GemmDesc& d) {
   at::Tensor bt = transposedView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
   at::Tensor ct = transposedView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
   // With beta == 0, baddbmm ignores c's old values, as BLAS does.
-  at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
+  if (c10::isComplexType(type)) {
+    at::cpu::baddbmm_out(ct, ct, bt, at, c10::complex<double>(d.beta, d.beta_imag),
+                         c10::complex<double>(d.alpha, d.alpha_imag));
+  } else {
+    at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
+  }
 }
 
 const bool g_installed = [] {

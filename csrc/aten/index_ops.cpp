@@ -1,8 +1,8 @@
-// Indexing ops: index_select, gather, scatter (src, value, add, multiply), scatter_reduce,
-// index_add, index_reduce, embedding's backward and renorm, advanced indexing (index.Tensor)
-// and its assignment (_index_put_impl_). Each lays the destination, the source and the indices
-// over one iteration shape (the indexed dimensions of the indexed operand restrided to 0) and
-// calls the indexing kernel, after checking the index values on the device (see
+// Indexing ops: index_select, gather (complex too), scatter (src, value, add, multiply),
+// scatter_reduce, index_add, index_reduce, embedding's backward and renorm, advanced indexing
+// (index.Tensor) and its assignment (_index_put_impl_). Each lays the destination, the source and
+// the indices over one iteration shape (the indexed dimensions of the indexed operand restrided to
+// 0) and calls the indexing kernel, after checking the index values on the device (see
 // checkIndexRange for the price and the reason). masked_select and masked_scatter_ are made of
 // these.
 #include <ATen/ExpandUtils.h>
@@ -17,6 +17,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/ones_like.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
@@ -54,6 +55,15 @@ at::Tensor atLeast1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : 
 
 bool nativeSelf(const at::Tensor& t) { return kernelSupports(t.scalar_type()); }
 
+// The ops that only move elements take complex64/128 as their real views (a trailing
+// dimension of the two parts): a complex copy is a copy of both parts.
+bool movesComplex(const at::Tensor& t) {
+  return t.scalar_type() == at::kComplexFloat || t.scalar_type() == at::kComplexDouble;
+}
+at::Tensor realView(const at::Tensor& t) {
+  return at::view_as_real(t.is_conj() ? t.resolve_conj() : t);
+}
+
 // The self-shaped result of a scatter-like op: self itself (in-place), or self copied into the
 // functional or out= result. The kernel then reads `reads` while it writes the result.
 at::Tensor startFromSelf(const at::Tensor& self, const Output& out,
@@ -67,8 +77,9 @@ at::Tensor startFromSelf(const at::Tensor& self, const Output& out,
 // ---- gather / scatter ---------------------------------------------------------------------
 
 struct Gather {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, bool) {
-    return nativeSelf(self);
+    return nativeSelf(self) || movesComplex(self);
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             bool sparse_grad, const Output& out) {
@@ -84,9 +95,15 @@ struct Gather {
     at::Tensor src = atLeast1d(self), idx = atLeast1d(onDevice(index, self));
     at::Tensor dst = atLeast1d(result);
     checkIndexRange(idx, src.size(dim), false, dim, nullptr, false);
-    auto d =
-        makeIndexDesc(idx.sizes(), {{dst, dst.strides().vec()}, {src, stridesWithout(src, dim)}},
-                      {{idx, idx.strides().vec()}}, {src.size(dim)}, {src.stride(dim)}, 1);
+    std::vector<int64_t> shape = idx.sizes().vec(), idx_strides = idx.strides().vec();
+    if (src.is_complex()) {  // each index picks both parts
+      src = realView(src);
+      dst = at::view_as_real(dst);
+      shape.push_back(2);
+      idx_strides.push_back(0);
+    }
+    auto d = makeIndexDesc(shape, {{dst, dst.strides().vec()}, {src, stridesWithout(src, dim)}},
+                           {{idx, idx_strides}}, {src.size(dim)}, {src.stride(dim)}, 1);
     launch(d, IndexMode::Copy, 0, result);
     return out.finish(result);
   }
@@ -262,8 +279,9 @@ void checkIndexVector(const at::Tensor& index, const char* name) {
 }
 
 struct IndexSelect {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&) {
-    return nativeSelf(self);
+    return nativeSelf(self) || movesComplex(self);
   }
   static at::Tensor compute(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                             const Output& out) {
@@ -284,6 +302,11 @@ struct IndexSelect {
     if (index.numel() == 0 || result.numel() == 0) return out.finish(result);
     checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
     at::Tensor dst = result.view(shape);
+    if (self.is_complex()) {
+      self = realView(self);
+      dst = at::view_as_real(dst);
+      shape.push_back(2);
+    }
     auto d = makeIndexDesc(shape, {{dst, dst.strides().vec()}, {self, stridesWithout(self, dim)}},
                            {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)},
                            {self.stride(dim)}, 1);

@@ -1,4 +1,4 @@
-// Shape ops: nonzero (synchronises for the count, like CUDA), cat (device copies into
+// Shape ops: nonzero (complex too; synchronises for the count, like CUDA), cat (device copies into
 // slices of the output), triu and tril, flip and roll.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
@@ -6,6 +6,7 @@
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/ne.h>
 #include <torch/library.h>
 
 #include "aten/copy.h"
@@ -24,8 +25,12 @@ namespace {
 // ---- nonzero ------------------------------------------------------------------------------
 
 struct Nonzero {
-  static bool native(const at::Tensor& self) { return kernelSupports(self.scalar_type()); }
-  static at::Tensor compute(const at::Tensor& self, const Output& out) {
+  static bool native(const at::Tensor& self) {
+    return kernelSupports(self.scalar_type()) || kernelSupportsComplex(self.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& self_, const Output& out) {
+    // A complex element is nonzero when either part is: the positions of self != 0.
+    const at::Tensor self = self_.is_complex() ? at::ne(self_, 0) : self_;
     TORCH_CHECK(!out.isGiven() || out.tensor().scalar_type() == at::kLong,
                 "nonzero: Expected out tensor to have scalar type Long but got scalar type",
                 out.tensor().scalar_type());
@@ -51,7 +56,7 @@ struct Nonzero {
     }
     at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
                                      Output::DTypeRule::Exact, /*contiguous=*/true);
-    out.checkNoOverlap({self});
+    out.checkNoOverlap({self_});
     if (count == 0 || self.dim() == 0) return out.finish(result);
     ACCEL_RT_CHECK(
         kernels::indexTable().nonzero(d, result.data_ptr<int64_t>(),

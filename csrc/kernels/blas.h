@@ -15,7 +15,8 @@ namespace accel::kernels {
 // column-major convention (the aten layer maps row-major tensors onto it). op(A) is m x k,
 // op(B) is k x n, C is m x n. Leading dimensions and batch strides count elements; a batch
 // stride of A or B may be 0 (a broadcast operand). A, B and C share `dtype` (Float, Double,
-// BFloat16, Half); 16-bit types accumulate in fp32. When beta == 0, C is not read.
+// BFloat16, Half, ComplexFloat, ComplexDouble); 16-bit types accumulate in fp32. When
+// beta == 0, C is not read.
 struct GemmDesc {
   DType dtype = DType::Float;
   bool trans_a = false;
@@ -30,6 +31,9 @@ struct GemmDesc {
   int64_t ldc = 1, stride_c = 0;
   double alpha = 1;
   double beta = 0;
+  // The imaginary parts of alpha and beta, read for the complex dtypes only.
+  double alpha_imag = 0;
+  double beta_imag = 0;
   // fp32 only: whether TF32 tensor cores may be used (torch.backends.cuda.matmul.allow_tf32).
   bool allow_tf32 = false;
   // Device scratch for the BLAS, owned by the stream it runs on (see workspace_bytes), or null.

@@ -1,6 +1,7 @@
 // CUDA GEMM: cublasGemmStridedBatchedEx on the stream's cudaStream_t. fp32 computes in fp32
 // (TF32 only when the descriptor allows it, as torch.backends.cuda.matmul.allow_tf32 does);
-// bf16 and fp16 accumulate in fp32; fp64 in fp64.
+// bf16 and fp16 accumulate in fp32; fp64 in fp64. Complex products are cuBLAS's complex GEMM
+// (the C_32F / C_64F types of the same call), with complex alpha and beta.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -93,6 +94,14 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
       type = CUDA_R_16F;
       compute = CUBLAS_COMPUTE_32F;
       break;
+    case DType::ComplexFloat:
+      type = CUDA_C_32F;
+      compute = d.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case DType::ComplexDouble:
+      type = CUDA_C_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
     default: return rt::Error::NotSupported;
   }
   const rt::cuda::CudaStream* s = rt::cuda::toCudaStream(stream);
@@ -113,13 +122,15 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
       return e;
   }
 
-  // Scaling factors have the compute type's precision.
-  const double alpha64 = d.alpha, beta64 = d.beta;
-  const float alpha32 = static_cast<float>(d.alpha), beta32 = static_cast<float>(d.beta);
-  const void* alpha = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&alpha64)
-                                                    : static_cast<const void*>(&alpha32);
-  const void* beta = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&beta64)
-                                                   : static_cast<const void*>(&beta32);
+  // Scaling factors have the compute type's precision, and are (real, imaginary) pairs for a
+  // complex product (cuBLAS reads only the real part of a real one).
+  const double alpha64[2] = {d.alpha, d.alpha_imag}, beta64[2] = {d.beta, d.beta_imag};
+  const float alpha32[2] = {static_cast<float>(d.alpha), static_cast<float>(d.alpha_imag)};
+  const float beta32[2] = {static_cast<float>(d.beta), static_cast<float>(d.beta_imag)};
+  const void* alpha = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(alpha64)
+                                                    : static_cast<const void*>(alpha32);
+  const void* beta = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(beta64)
+                                                   : static_cast<const void*>(beta32);
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cublasStatus_t st = cublasGemmStridedBatchedEx(
       handle, op(d.trans_a), op(d.trans_b), m, n, k, alpha, d.a, type, static_cast<int>(d.lda),

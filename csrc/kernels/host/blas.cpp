@@ -86,7 +86,9 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     case DType::Float:
     case DType::Double:
     case DType::BFloat16:
-    case DType::Half: break;
+    case DType::Half:
+    case DType::ComplexFloat:
+    case DType::ComplexDouble: break;
     default: return rt::Error::NotSupported;
   }
   const HostGemmFn fn = g_gemm.load();
