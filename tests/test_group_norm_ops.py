@@ -68,3 +68,16 @@ def test_group_norm_bad_groups_raise_like_cpu():
         with pytest.raises(RuntimeError, match="greater than 0"):
             torch.native_group_norm(x.to(device), None, None, 2, 6, 3, 0, 1e-5)
     torch.testing.assert_close(F.group_norm(x.to("accel"), 3).cpu(), F.group_norm(x, 3))
+
+
+@pytest.mark.parametrize("shape,groups", [((0, 2), 1), ((0, 6, 4), 3)])
+def test_group_norm_empty_batch_is_native(shape, groups):
+    # OpInfo's empty-batch sample: the group's size cannot be inferred from an empty input.
+    x = torch.randn(shape)
+    for got, want in zip(
+        run("accel", x, groups, True, torch.float32, torch.float32),
+        run("cpu", x, groups, True, torch.float32, torch.float32),
+    ):
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want)
+    no_fallback()

@@ -1,6 +1,7 @@
-"""Native upsample_nearest1d/2d/3d and upsample_bilinear2d (align_corners both ways), forward
-and backward, against CPU: sizes and scale factors up and down, bfloat16, non-contiguous
-input."""
+"""Native upsample_nearest1d/2d/3d, _upsample_nearest_exact1d/2d/3d, upsample_linear1d,
+upsample_bilinear2d, upsample_trilinear3d and upsample_bicubic2d (align_corners both ways),
+forward and backward, against CPU: sizes and scale factors up and down, bfloat16 and float64,
+non-contiguous input, out= forms and bad sizes."""
 
 import pytest
 import torch
@@ -92,4 +93,87 @@ def test_nearest_1d_3d_matches_cpu(shape, kw, dtype):
     size = list(want[0].shape[2:])  # no scales: the sizes' own ratio
     op.out(x.to("accel", dtype), size, out=out)
     torch.testing.assert_close(out.cpu(), op(x.to(dtype), size), rtol=0, atol=0)
+    no_fallback()
+
+
+# The modes composed from the same separable taps: linear (1d/2d/3d), bicubic, nearest-exact.
+INTERPOLATED = [
+    ((2, 3, 7), "linear", dict(size=12)),
+    ((2, 3, 7), "linear", dict(scale_factor=0.6)),
+    ((2, 3, 7, 8), "bicubic", dict(size=(13, 5))),
+    ((2, 3, 7, 8), "bicubic", dict(scale_factor=(1.7, 0.5))),
+    ((2, 3, 7, 8), "bicubic", dict(size=(7, 8))),
+    ((1, 2, 4, 3, 5), "trilinear", dict(size=(6, 3, 11))),
+    ((1, 2, 4, 3, 5), "trilinear", dict(scale_factor=(1.5, 2.0, 0.7))),
+]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize(
+    "shape, mode, kw", INTERPOLATED, ids=[f"{m}-{i}" for i, (_, m, _) in enumerate(INTERPOLATED)]
+)
+def test_linear_bicubic_trilinear_match_cpu(shape, mode, kw, dtype, align_corners):
+    # Strided in the last two dimensions.
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(5)).transpose(-1, -2)
+    x = x.contiguous().transpose(-1, -2)
+    kw = dict(mode=mode, align_corners=align_corners, **kw)
+    tol = dict(rtol=1.6e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)
+    for got, want in zip(interpolate("accel", x, dtype, **kw), interpolate("cpu", x, dtype, **kw)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, **tol)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(
+    "shape, kw",
+    [
+        ((2, 3, 7), dict(size=12)),
+        ((2, 3, 7), dict(scale_factor=0.6)),
+        ((2, 3, 7, 5), dict(scale_factor=1.7)),
+        ((2, 3, 7, 5), dict(size=(14, 3))),
+        ((1, 2, 4, 3, 5), dict(size=(6, 3, 11))),
+    ],
+    ids=["1d-up", "1d-down", "2d-scale", "2d-size", "3d-size"],
+)
+def test_nearest_exact_matches_cpu(shape, kw, dtype):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(6)).transpose(-1, -2)
+    x = x.contiguous().transpose(-1, -2)
+    got, want = (
+        interpolate("accel", x, dtype, mode="nearest-exact", **kw),
+        interpolate("cpu", x, dtype, mode="nearest-exact", **kw),
+    )
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
+    torch.testing.assert_close(got[1], want[1])
+    no_fallback()
+
+
+def test_bicubic_out_form_and_bad_sizes():
+    x = torch.randn(2, 3, 5, 6, generator=torch.Generator().manual_seed(7))
+    out = torch.empty(0, device="accel")
+    torch.ops.aten.upsample_bicubic2d.out(x.to("accel"), [9, 4], True, out=out)
+    torch.testing.assert_close(
+        out.cpu(), torch.ops.aten.upsample_bicubic2d(x, [9, 4], True), rtol=1e-5, atol=1e-5
+    )
+    for op, args in [
+        (torch.ops.aten.upsample_bicubic2d, ([9], False)),  # one size for two dimensions
+        (torch.ops.aten.upsample_bicubic2d, ([9, 0], False)),
+        (torch.ops.aten.upsample_linear1d, ([4], False)),  # a 4-D input
+    ]:
+        with pytest.raises(RuntimeError):
+            op(x, *args)
+        with pytest.raises(RuntimeError):
+            op(x.to("accel"), *args)
+    with pytest.raises(RuntimeError):
+        torch.ops.aten.upsample_bicubic2d_backward(
+            torch.randn(2, 3, 4, 4, device="accel"), [9, 4], [2, 3, 5, 6], False
+        )
+    # The device still works.
+    torch.testing.assert_close(
+        F.interpolate(x.to("accel"), size=(7, 7), mode="bicubic").cpu(),
+        F.interpolate(x, size=(7, 7), mode="bicubic"),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     no_fallback()

@@ -21,9 +21,10 @@ namespace {
 using at::Tensor;
 using Triple = std::tuple<Tensor, Tensor, Tensor>;
 
+// An empty batch is native; empty groups (HxW = 0) keep CPU's statistics on the fallback.
 bool supported(const Tensor& input, const std::optional<Tensor>& weight,
-               const std::optional<Tensor>& bias) {
-  return floatingKernelType(input) && input.numel() > 0 && floatingOrAbsent(weight) &&
+               const std::optional<Tensor>& bias, int64_t N) {
+  return floatingKernelType(input) && (input.numel() > 0 || N == 0) && floatingOrAbsent(weight) &&
          floatingOrAbsent(bias);
 }
 
@@ -56,9 +57,9 @@ Tensor perChannel(const Tensor& v, at::ScalarType type) { return v.to(type).view
 
 struct NativeGroupNorm {
   static bool native(const Tensor& input, const std::optional<Tensor>& weight,
-                     const std::optional<Tensor>& bias, int64_t, int64_t, int64_t, int64_t,
+                     const std::optional<Tensor>& bias, int64_t N, int64_t, int64_t, int64_t,
                      double) {
-    return supported(input, weight, bias);
+    return supported(input, weight, bias, N);
   }
   static Triple compute(const Tensor& input, const std::optional<Tensor>& weight,
                         const std::optional<Tensor>& bias, int64_t N, int64_t C, int64_t HxW,
@@ -67,7 +68,8 @@ struct NativeGroupNorm {
     TORCH_CHECK(input.numel() == N * C * HxW, "native_group_norm: expected input of ", N * C * HxW,
                 " elements (N=", N, ", C=", C, ", HxW=", HxW, "), got ", input.sizes());
     const auto type = at::toOpMathType(input.scalar_type());
-    const Tensor x = input.reshape({N, group, -1}).to(type);
+    // The group's size spelled out: a -1 cannot be inferred in an empty batch.
+    const Tensor x = input.reshape({N, group, C / group * HxW}).to(type);
     auto [var, mean] = at::var_mean(x, {2}, /*correction=*/0, /*keepdim=*/true);
     const Tensor rstd = (var + eps).rsqrt();
     Tensor y = ((x - mean) * rstd).view({N, C, HxW});
@@ -81,9 +83,9 @@ struct NativeGroupNorm {
 
 struct NativeGroupNormBackward {
   static bool native(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
-                     const Tensor& rstd, const std::optional<Tensor>& weight, int64_t, int64_t,
+                     const Tensor& rstd, const std::optional<Tensor>& weight, int64_t N, int64_t,
                      int64_t, int64_t, std::array<bool, 3>) {
-    return supported(input, weight, std::nullopt) && floatingOrAbsent(grad_out) &&
+    return supported(input, weight, std::nullopt, N) && floatingOrAbsent(grad_out) &&
            floatingOrAbsent(mean) && floatingOrAbsent(rstd);
   }
   static Triple compute(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
@@ -97,10 +99,11 @@ struct NativeGroupNormBackward {
     const Tensor dy = grad_out.reshape({N, C, HxW}).to(type);
     const Tensor m = mean.reshape({N, group, 1}).to(type);
     const Tensor r = rstd.reshape({N, group, 1}).to(type);
-    const Tensor xhat = (input.reshape({N, group, -1}).to(type) - m) * r;
+    const Tensor xhat = (input.reshape({N, group, C / group * HxW}).to(type) - m) * r;
     Tensor dx, dw, db;
     if (mask[0]) {
-      const Tensor g = (given(weight) ? dy * perChannel(*weight, type) : dy).view({N, group, -1});
+      const Tensor g =
+          (given(weight) ? dy * perChannel(*weight, type) : dy).view({N, group, C / group * HxW});
       // d/dx of (x - mean) * rstd, per group of D elements: rstd (g - mean(g) - xhat
       // mean(g xhat)).
       dx = (r * (g - g.mean({2}, true) - xhat * (g * xhat).mean({2}, true)))

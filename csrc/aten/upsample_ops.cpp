@@ -1,9 +1,12 @@
-// upsample_nearest1d/2d/3d and upsample_bilinear2d, forward and backward, composed of native
-// accel ops so that they run on both drivers with no CPU fallback. All are separable: the source
-// positions along each spatial dimension (and, for bilinear, their weights) are computed on the
-// device with ATen's own formulas (ATen/native/UpSample.h: the scale, the source index, the
-// clamps), then the forward gathers along each dimension (index_select) and the backward adds
-// the gradient back (index_add_). Float dtypes; half and bfloat16 computed in float.
+// upsample_nearest1d/2d/3d, _upsample_nearest_exact1d/2d/3d, upsample_linear1d,
+// upsample_bilinear2d, upsample_trilinear3d and upsample_bicubic2d, forward and backward,
+// composed of native accel ops so that they run on both drivers with no CPU fallback. All are
+// separable: along each spatial dimension every output position reads 1 (nearest), 2 (linear)
+// or 4 (cubic) source positions, whose indices and weights are computed on the device with
+// ATen's own formulas (ATen/native/UpSample.h: the scale, the source index, the clamps, the
+// cubic coefficients). The forward gathers each tap along each dimension (index_select) and sums
+// them weighted; the backward adds the weighted gradient back (index_add_). Float dtypes; half
+// and bfloat16 computed in float.
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
@@ -11,6 +14,9 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "aten/floating_args.h"
 #include "aten/op_forms.h"
@@ -37,53 +43,95 @@ void checkSizes(const char* op, at::IntArrayRef output_size, int64_t dims, size_
                 output_size);
 }
 
-// The source index of each of the `out` positions along one dimension (nearest_idx).
-Tensor nearestIndex(int64_t in, int64_t out, std::optional<double> scale, const Tensor& like) {
+// How one dimension is resampled: the source index of each output position for each tap and,
+// unless the mode is nearest, the tap's weight (in the opmath dtype).
+enum class Mode { Nearest, NearestExact, Linear, Cubic };
+
+struct Taps {
+  std::vector<Tensor> index, weight;
+};
+
+// area_pixel_compute_scale, rounded to the opmath type.
+double scaleAlong(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+                  at::ScalarType type) {
+  if (align_corners)
+    return out > 1 ? (type == at::kDouble ? double(in - 1) / double(out - 1)
+                                          : double(float(in - 1) / float(out - 1)))
+                   : 0.0;
+  return type == at::kDouble ? scaleOf<double>(scale, in, out) : scaleOf<float>(scale, in, out);
+}
+
+// nearest_idx (floorf(dst * scale) in float, with ATen's 1x and 2x shortcuts) and
+// nearest_exact_idx (floorf((dst + 0.5) * scale)).
+Tensor nearestIndex(Mode mode, int64_t in, int64_t out, std::optional<double> scale,
+                    const Tensor& like) {
   const auto longs = like.options().dtype(at::kLong);
+  const float s = scaleOf<float>(scale, in, out);
+  if (mode == Mode::NearestExact)
+    return ((at::arange(out, like.options().dtype(at::kDouble)) + 0.5) * double(s))
+        .to(at::kFloat)
+        .floor()
+        .to(at::kLong)
+        .clamp_max(in - 1);
   if (out == in) return at::arange(out, longs);
   if (out == 2 * in) return at::floor_divide(at::arange(out, longs), 2);
-  // floorf(dst * scale) in float, as ATen computes it.
-  const float s = scaleOf<float>(scale, in, out);
   return (at::arange(out, like.options().dtype(at::kFloat)) * s)
       .floor()
       .to(at::kLong)
       .clamp_max(in - 1);
 }
 
-// The two source positions of each output position along one dimension and their weights, in
-// the opmath dtype (compute_indices_weights_linear).
-struct Linear {
-  Tensor i0, i1, w0, w1;
-};
+// The cubic convolution kernel (A = -0.75) at distance x <= 1 and 1 < x < 2.
+Tensor cubicNear(const Tensor& x) { return ((1.25 * x - 2.25) * x * x) + 1; }
+Tensor cubicFar(const Tensor& x) { return ((-0.75 * x + 3.75) * x - 6.0) * x + 3.0; }
 
-Linear linearAlong(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
-                   const Tensor& like, at::ScalarType type) {
-  const auto opts = like.options().dtype(type);
-  double s;  // area_pixel_compute_scale, rounded to the opmath type
-  if (align_corners)
-    s = out > 1 ? (type == at::kDouble ? double(in - 1) / double(out - 1)
-                                       : double(float(in - 1) / float(out - 1)))
-                : 0.0;
-  else
-    s = type == at::kDouble ? scaleOf<double>(scale, in, out) : scaleOf<float>(scale, in, out);
-  const Tensor dst = at::arange(out, opts);
-  const Tensor src = align_corners ? dst * s : ((dst + 0.5) * s - 0.5).clamp_min(0);
-  Linear l;
-  l.i0 = src.floor().to(at::kLong).clamp_max(in - 1);
-  l.w1 = (src - l.i0.to(type)).clamp(0, 1);
-  l.w0 = 1 - l.w1;
-  l.i1 = l.i0 + (l.i0 < in - 1).to(at::kLong);
-  return l;
+Taps tapsAlong(Mode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+               const Tensor& like, at::ScalarType type) {
+  if (mode == Mode::Nearest || mode == Mode::NearestExact)
+    return {{nearestIndex(mode, in, out, scale, like)}, {}};
+  const double s = scaleAlong(in, out, align_corners, scale, type);
+  const Tensor dst = at::arange(out, like.options().dtype(type));
+  // area_pixel_compute_source_index: linear clamps a negative source to 0, cubic does not.
+  Tensor src = align_corners ? dst * s : (dst + 0.5) * s - 0.5;
+  if (mode == Mode::Linear && !align_corners) src = src.clamp_min(0);
+  // guard_index_and_lambda
+  const Tensor i0 = src.floor().to(at::kLong).clamp_max(in - 1);
+  const Tensor t = (src - i0.to(type)).clamp(0, 1);
+  if (mode == Mode::Linear) return {{i0, i0 + (i0 < in - 1).to(at::kLong)}, {1 - t, t}};
+  Taps taps;
+  for (int64_t j = -1; j <= 2; ++j) taps.index.push_back((i0 + j).clamp(0, in - 1));
+  taps.weight = {cubicFar(t + 1), cubicNear(t), cubicNear(1 - t), cubicFar(2 - t)};
+  return taps;
 }
 
-// Nearest upsampling over the last output_size.size() dimensions: one gather per dimension.
-Tensor nearestForward(const char* op, const Tensor& self, at::IntArrayRef output_size,
-                      at::ArrayRef<std::optional<double>> scales, const Output& out) {
+// A weight along dimension d of a dims-D tensor, shaped to broadcast over the dimensions after.
+Tensor along(const Tensor& w, int64_t d, int64_t dims) {
+  c10::DimVector shape{w.size(0)};
+  shape.resize(dims - d, 1);
+  return w.view(shape);
+}
+
+// Upsampling over the last output_size.size() dimensions, one dimension at a time: the sum of
+// each tap's gather, weighted. Nearest gathers in the input's dtype, the others in opmath.
+Tensor separableForward(const char* op, Mode mode, const Tensor& self, at::IntArrayRef output_size,
+                        bool align_corners, at::ArrayRef<std::optional<double>> scales,
+                        const Output& out) {
   checkSizes(op, output_size, self.dim(), scales.size());
+  const auto type = at::toOpMathType(self.scalar_type());
+  const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   c10::DimVector shape{self.size(0), self.size(1)};
-  Tensor y = self;
+  Tensor y = nearest ? self : self.to(type);
   for (size_t i = 0; i < scales.size(); ++i) {
-    y = y.index_select(2 + i, nearestIndex(self.size(2 + i), output_size[i], scales[i], self));
+    const int64_t d = 2 + i;
+    const Taps taps =
+        tapsAlong(mode, self.size(d), output_size[i], align_corners, scales[i], self, type);
+    Tensor sum;
+    for (size_t k = 0; k < taps.index.size(); ++k) {
+      Tensor g = y.index_select(d, taps.index[k]);
+      if (!nearest) g = g * along(taps.weight[k], d, y.dim());
+      sum = sum.defined() ? sum + g : g;
+    }
+    y = sum;
     shape.push_back(output_size[i]);
   }
   Tensor result = out.allocate(shape, self.options());
@@ -91,10 +139,11 @@ Tensor nearestForward(const char* op, const Tensor& self, at::IntArrayRef output
   return out.finish(result);
 }
 
-// Its gradient: grad_output added back along each dimension, the last first.
-Tensor nearestBackward(const char* op, const Tensor& grad_output, at::IntArrayRef output_size,
-                       at::IntArrayRef input_size, at::ArrayRef<std::optional<double>> scales,
-                       const Output& out) {
+// Its gradient: each tap's weighted grad_output added back along each dimension, the last first.
+Tensor separableBackward(const char* op, Mode mode, const Tensor& grad_output,
+                         at::IntArrayRef output_size, at::IntArrayRef input_size,
+                         bool align_corners, at::ArrayRef<std::optional<double>> scales,
+                         const Output& out) {
   const size_t n = scales.size();
   TORCH_CHECK(input_size.size() == n + 2, "It is expected input_size equals to ", n + 2,
               ", but got size ", input_size.size());
@@ -105,163 +154,130 @@ Tensor nearestBackward(const char* op, const Tensor& grad_output, at::IntArrayRe
               ": expected grad_output of size ", at::IntArrayRef(expected), ", got ",
               grad_output.sizes());
   const auto type = at::toOpMathType(grad_output.scalar_type());
+  const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   Tensor grad = grad_output.to(type);
   for (size_t i = n; i-- > 0;) {
+    const int64_t d = 2 + i;
+    const Taps taps =
+        tapsAlong(mode, input_size[d], output_size[i], align_corners, scales[i], grad, type);
     c10::DimVector shape(grad.sizes().begin(), grad.sizes().end());
-    shape[2 + i] = input_size[2 + i];
-    grad = at::zeros(shape, grad.options())
-               .index_add_(2 + i, nearestIndex(input_size[2 + i], output_size[i], scales[i], grad),
-                           grad);
+    shape[d] = input_size[d];
+    Tensor sum = at::zeros(shape, grad.options());
+    for (size_t k = 0; k < taps.index.size(); ++k)
+      sum.index_add_(d, taps.index[k],
+                     nearest ? grad : grad * along(taps.weight[k], d, grad.dim()));
+    grad = sum;
   }
   Tensor result = out.allocate(input_size, grad_output.options());
   result.copy_(grad);
   return out.finish(result);
 }
 
-struct UpsampleNearest1d {
-  static bool native(const Tensor& self, at::IntArrayRef, std::optional<double>) {
-    return floatingKernelType(self);
-  }
-  static Tensor compute(const Tensor& self, at::IntArrayRef output_size,
-                        std::optional<double> scales, const Output& out) {
-    return nearestForward("upsample_nearest1d", self, output_size, {scales}, out);
-  }
-};
+// The ATen name of the op that upsamples n dimensions in this mode, for its error messages.
+std::string opName(Mode mode, size_t n, bool backward) {
+  std::string name = mode == Mode::Nearest        ? "upsample_nearest"
+                     : mode == Mode::NearestExact ? "_upsample_nearest_exact"
+                     : mode == Mode::Cubic        ? "upsample_bicubic"
+                     : n == 1                     ? "upsample_linear"
+                     : n == 2                     ? "upsample_bilinear"
+                                                  : "upsample_trilinear";
+  return name + std::to_string(n) + "d" + (backward ? "_backward" : "");
+}
 
-struct UpsampleNearest2d {
-  static bool native(const Tensor& self, at::IntArrayRef, std::optional<double>,
-                     std::optional<double>) {
+template <size_t>
+using Scale = std::optional<double>;
+
+// The schemas, one scale per upsampled dimension: nearest modes take no align_corners.
+template <Mode M, class Dims>
+struct Nearest;
+template <Mode M, size_t... I>
+struct Nearest<M, std::index_sequence<I...>> {
+  static bool native(const Tensor& self, at::IntArrayRef, Scale<I>...) {
     return floatingKernelType(self);
   }
-  static Tensor compute(const Tensor& self, at::IntArrayRef output_size,
-                        std::optional<double> scales_h, std::optional<double> scales_w,
+  static Tensor compute(const Tensor& self, at::IntArrayRef output_size, Scale<I>... scales,
                         const Output& out) {
-    return nearestForward("upsample_nearest2d", self, output_size, {scales_h, scales_w}, out);
+    return separableForward(opName(M, sizeof...(I), false).c_str(), M, self, output_size, false,
+                            {scales...}, out);
   }
 };
 
-struct UpsampleNearest3d {
-  static bool native(const Tensor& self, at::IntArrayRef, std::optional<double>,
-                     std::optional<double>, std::optional<double>) {
-    return floatingKernelType(self);
-  }
-  static Tensor compute(const Tensor& self, at::IntArrayRef output_size,
-                        std::optional<double> scales_d, std::optional<double> scales_h,
-                        std::optional<double> scales_w, const Output& out) {
-    return nearestForward("upsample_nearest3d", self, output_size, {scales_d, scales_h, scales_w},
-                          out);
-  }
-};
-
-struct UpsampleNearest1dBackward {
-  static bool native(const Tensor& grad_output, at::IntArrayRef, at::IntArrayRef,
-                     std::optional<double>) {
+template <Mode M, class Dims>
+struct NearestBackward;
+template <Mode M, size_t... I>
+struct NearestBackward<M, std::index_sequence<I...>> {
+  static bool native(const Tensor& grad_output, at::IntArrayRef, at::IntArrayRef, Scale<I>...) {
     return floatingKernelType(grad_output);
   }
   static Tensor compute(const Tensor& grad_output, at::IntArrayRef output_size,
-                        at::IntArrayRef input_size, std::optional<double> scales,
-                        const Output& out) {
-    return nearestBackward("upsample_nearest1d_backward", grad_output, output_size, input_size,
-                           {scales}, out);
+                        at::IntArrayRef input_size, Scale<I>... scales, const Output& out) {
+    return separableBackward(opName(M, sizeof...(I), true).c_str(), M, grad_output, output_size,
+                             input_size, false, {scales...}, out);
   }
 };
 
-struct UpsampleNearest2dBackward {
-  static bool native(const Tensor& grad_output, at::IntArrayRef, at::IntArrayRef,
-                     std::optional<double>, std::optional<double>) {
-    return floatingKernelType(grad_output);
-  }
-  static Tensor compute(const Tensor& grad_output, at::IntArrayRef output_size,
-                        at::IntArrayRef input_size, std::optional<double> scales_h,
-                        std::optional<double> scales_w, const Output& out) {
-    return nearestBackward("upsample_nearest2d_backward", grad_output, output_size, input_size,
-                           {scales_h, scales_w}, out);
-  }
-};
-
-struct UpsampleNearest3dBackward {
-  static bool native(const Tensor& grad_output, at::IntArrayRef, at::IntArrayRef,
-                     std::optional<double>, std::optional<double>, std::optional<double>) {
-    return floatingKernelType(grad_output);
-  }
-  static Tensor compute(const Tensor& grad_output, at::IntArrayRef output_size,
-                        at::IntArrayRef input_size, std::optional<double> scales_d,
-                        std::optional<double> scales_h, std::optional<double> scales_w,
-                        const Output& out) {
-    return nearestBackward("upsample_nearest3d_backward", grad_output, output_size, input_size,
-                           {scales_d, scales_h, scales_w}, out);
-  }
-};
-
-struct UpsampleBilinear2d {
-  static bool native(const Tensor& self, at::IntArrayRef, bool, std::optional<double>,
-                     std::optional<double>) {
+template <Mode M, class Dims>
+struct Interpolated;
+template <Mode M, size_t... I>
+struct Interpolated<M, std::index_sequence<I...>> {
+  static bool native(const Tensor& self, at::IntArrayRef, bool, Scale<I>...) {
     return floatingKernelType(self);
   }
   static Tensor compute(const Tensor& self, at::IntArrayRef output_size, bool align_corners,
-                        std::optional<double> scales_h, std::optional<double> scales_w,
-                        const Output& out) {
-    checkSizes("upsample_bilinear2d", output_size, self.dim(), 2);
-    const auto type = at::toOpMathType(self.scalar_type());
-    const int64_t oh = output_size[0], ow = output_size[1];
-    const Linear r = linearAlong(self.size(2), oh, align_corners, scales_h, self, type);
-    const Linear c = linearAlong(self.size(3), ow, align_corners, scales_w, self, type);
-    const Tensor x = self.to(type);
-    const Tensor rows =
-        x.index_select(2, r.i0) * r.w0.view({oh, 1}) + x.index_select(2, r.i1) * r.w1.view({oh, 1});
-    const Tensor y = rows.index_select(3, c.i0) * c.w0 + rows.index_select(3, c.i1) * c.w1;
-    Tensor result = out.allocate({self.size(0), self.size(1), oh, ow}, self.options());
-    result.copy_(y);
-    return out.finish(result);
+                        Scale<I>... scales, const Output& out) {
+    return separableForward(opName(M, sizeof...(I), false).c_str(), M, self, output_size,
+                            align_corners, {scales...}, out);
   }
 };
 
-struct UpsampleBilinear2dBackward {
+template <Mode M, class Dims>
+struct InterpolatedBackward;
+template <Mode M, size_t... I>
+struct InterpolatedBackward<M, std::index_sequence<I...>> {
   static bool native(const Tensor& grad_output, at::IntArrayRef, at::IntArrayRef, bool,
-                     std::optional<double>, std::optional<double>) {
+                     Scale<I>...) {
     return floatingKernelType(grad_output);
   }
   static Tensor compute(const Tensor& grad_output, at::IntArrayRef output_size,
-                        at::IntArrayRef input_size, bool align_corners,
-                        std::optional<double> scales_h, std::optional<double> scales_w,
+                        at::IntArrayRef input_size, bool align_corners, Scale<I>... scales,
                         const Output& out) {
-    TORCH_CHECK(input_size.size() == 4, "It is expected input_size equals to 4, but got size ",
-                input_size.size());
-    checkSizes("upsample_bilinear2d_backward", output_size, grad_output.dim(), 2);
-    const int64_t n = input_size[0], c = input_size[1], h = input_size[2], w = input_size[3];
-    const int64_t oh = output_size[0], ow = output_size[1];
-    TORCH_CHECK(grad_output.sizes() == at::IntArrayRef({n, c, oh, ow}),
-                "upsample_bilinear2d_backward: expected grad_output of size ",
-                at::IntArrayRef({n, c, oh, ow}), ", got ", grad_output.sizes());
-    const auto type = at::toOpMathType(grad_output.scalar_type());
-    const auto opts = grad_output.options().dtype(type);
-    const Tensor g = grad_output.to(type);
-    const Linear r = linearAlong(h, oh, align_corners, scales_h, g, type);
-    const Linear cl = linearAlong(w, ow, align_corners, scales_w, g, type);
-    Tensor by_col = at::zeros({n, c, oh, w}, opts);
-    by_col.index_add_(3, cl.i0, g * cl.w0).index_add_(3, cl.i1, g * cl.w1);
-    Tensor grad = at::zeros({n, c, h, w}, opts);
-    grad.index_add_(2, r.i0, by_col * r.w0.view({oh, 1}))
-        .index_add_(2, r.i1, by_col * r.w1.view({oh, 1}));
-    Tensor result = out.allocate({n, c, h, w}, grad_output.options());
-    result.copy_(grad);
-    return out.finish(result);
+    return separableBackward(opName(M, sizeof...(I), true).c_str(), M, grad_output, output_size,
+                             input_size, align_corners, {scales...}, out);
   }
 };
 
+// Registers an op's functional and out= forms and its backward's.
+template <class Forward, class Backward>
+void registerPair(torch::Library& m, const std::string& name) {
+  const std::string out = name + ".out", backward = name + "_backward",
+                    grad_input = backward + ".grad_input";
+  registerForms<Forward>(m, name.c_str(), nullptr, out.c_str());
+  registerForms<Backward>(m, backward.c_str(), nullptr, grad_input.c_str());
+}
+
+template <Mode M, size_t N>
+void registerNearest(torch::Library& m) {
+  using Dims = std::make_index_sequence<N>;
+  registerPair<Nearest<M, Dims>, NearestBackward<M, Dims>>(m, opName(M, N, false));
+}
+
+template <Mode M, size_t N>
+void registerInterpolated(torch::Library& m) {
+  using Dims = std::make_index_sequence<N>;
+  registerPair<Interpolated<M, Dims>, InterpolatedBackward<M, Dims>>(m, opName(M, N, false));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  registerForms<UpsampleNearest1d>(m, "upsample_nearest1d", nullptr, "upsample_nearest1d.out");
-  registerForms<UpsampleNearest1dBackward>(m, "upsample_nearest1d_backward", nullptr,
-                                           "upsample_nearest1d_backward.grad_input");
-  registerForms<UpsampleNearest2d>(m, "upsample_nearest2d", nullptr, "upsample_nearest2d.out");
-  registerForms<UpsampleNearest2dBackward>(m, "upsample_nearest2d_backward", nullptr,
-                                           "upsample_nearest2d_backward.grad_input");
-  registerForms<UpsampleNearest3d>(m, "upsample_nearest3d", nullptr, "upsample_nearest3d.out");
-  registerForms<UpsampleNearest3dBackward>(m, "upsample_nearest3d_backward", nullptr,
-                                           "upsample_nearest3d_backward.grad_input");
-  registerForms<UpsampleBilinear2d>(m, "upsample_bilinear2d", nullptr, "upsample_bilinear2d.out");
-  registerForms<UpsampleBilinear2dBackward>(m, "upsample_bilinear2d_backward", nullptr,
-                                            "upsample_bilinear2d_backward.grad_input");
+  registerNearest<Mode::Nearest, 1>(m);
+  registerNearest<Mode::Nearest, 2>(m);
+  registerNearest<Mode::Nearest, 3>(m);
+  registerNearest<Mode::NearestExact, 1>(m);
+  registerNearest<Mode::NearestExact, 2>(m);
+  registerNearest<Mode::NearestExact, 3>(m);
+  registerInterpolated<Mode::Linear, 1>(m);
+  registerInterpolated<Mode::Linear, 2>(m);
+  registerInterpolated<Mode::Linear, 3>(m);
+  registerInterpolated<Mode::Cubic, 2>(m);
 }
 
 }  // namespace
