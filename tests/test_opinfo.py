@@ -110,6 +110,56 @@ def test_check_op_catches_a_wrong_result(monkeypatch):
     assert result["status"] == "fail" and "not close" in result["error"]
 
 
+def _add_off_by(monkeypatch, cpu_off: float, accel_off: float):
+    # "add" whose bfloat16 result is off by cpu_off on the CPU and accel_off on accel; the
+    # float64 reference (CPU, upcast inputs) stays exact.
+    op = next(op for op in OPS if coverage.op_key(op) == "add")
+    real = op.op
+
+    def off(a, b, **kw):
+        r = real(a, b, **kw)
+        if r.dtype != torch.bfloat16:
+            return r
+        return r + (accel_off if r.device.type == coverage.DEVICE else cpu_off)
+
+    monkeypatch.setattr(op, "op", off)
+    return op
+
+
+def test_float64_reference_accepts_a_result_closer_than_cpus(monkeypatch):
+    # Differs from CPU beyond bf16's tolerance, but is nearer the float64 truth: passes, and
+    # is counted as passing only by the rule.
+    op = _add_off_by(monkeypatch, cpu_off=4.0, accel_off=0.0)
+    result = coverage.check_op(op, torch.bfloat16, 1)
+    assert result["status"] == "native", result["error"]
+    assert result["by_reference"] == 1
+    rows = {"add": {"bfloat16": result}}
+    assert coverage.totals(rows)["bfloat16"]["by_reference"] == 1
+
+
+def test_float64_reference_rejects_a_wrong_result(monkeypatch):
+    # Farther from the float64 truth than CPU (beyond the slack): still a failure.
+    op = _add_off_by(monkeypatch, cpu_off=0.0, accel_off=4.0)
+    result = coverage.check_op(op, torch.bfloat16, 1)
+    assert result["status"] == "fail" and "not close" in result["error"]
+    op = _add_off_by(monkeypatch, cpu_off=2.0, accel_off=4.0)
+    result = coverage.check_op(op, torch.bfloat16, 1)
+    assert result["status"] == "fail"
+
+
+def test_float64_reference_slack():
+    ref = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    cpu = (ref + 0.5).to(torch.bfloat16)
+    near = (ref - 0.5 * (1 + coverage.REFERENCE_SLACK) + 0.01).to(torch.bfloat16)
+    coverage._reference_close(near.to("accel"), cpu, ref, torch.bfloat16, "accel")
+    far = (ref - 1.0).to(torch.bfloat16)
+    with pytest.raises(AssertionError, match="float64"):
+        coverage._reference_close(far.to("accel"), cpu, ref, torch.bfloat16, "accel")
+    nan = torch.tensor([float("nan"), 2.0], dtype=torch.bfloat16)
+    with pytest.raises(AssertionError, match="NaN"):
+        coverage._reference_close(nan.to("accel"), cpu, ref, torch.bfloat16, "accel")
+
+
 def test_sort_ties_may_take_any_order_but_indices_must_select_the_values(monkeypatch):
     from torch.testing._internal.opinfo.core import SampleInput
 
