@@ -2,6 +2,9 @@
 init): median step time on accel and on CPU eager, the two timed in turns in one run.
 
     python benchmarks/zoo_step.py [--out DIR] [--steps N] [--models gpt2,resnet,...]
+                                  [--optimizer foreach|fused]
+
+fused is AdamW(fused=True), HF Trainer's default optimizer ("adamw_torch_fused").
 """
 
 import argparse
@@ -21,11 +24,12 @@ sys.path.insert(
 import zoo  # noqa: E402
 
 
-def stepper(name: str, model: torch.nn.Module, device: str):
+def stepper(name: str, model: torch.nn.Module, device: str, optimizer: str = "foreach"):
     """One AdamW training step of a copy of ``model`` on ``device``, synchronised."""
     model = copy.deepcopy(model).to(device)
     batch = {k: v.to(device) for k, v in zoo.ZOO[name].batch().items()}
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    kind = {"foreach": dict(foreach=True), "fused": dict(fused=True)}[optimizer]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, **kind)
     sync = torch.accel.synchronize if device == "accel" else (lambda: None)
 
     def step():
@@ -42,18 +46,22 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--models", default=",".join(sorted(zoo.ZOO)))
+    parser.add_argument("--optimizer", choices=["foreach", "fused"], default="foreach")
     args = parser.parse_args()
     torch_accel.reset_fallback_counts()
     rows = {}
     for name in args.models.split(","):
         model = zoo.build(name)
         t = medians_in_turns(
-            {d: stepper(name, model, d) for d in ("accel", "cpu")}, args.steps, warmup=3
+            {d: stepper(name, model, d, args.optimizer) for d in ("accel", "cpu")},
+            args.steps,
+            warmup=3,
         )
         a, c = t["accel"], t["cpu"]
         rows[name] = {"accel_ms": a * 1e3, "cpu_ms": c * 1e3, "accel_time_vs_cpu": a / c}
     result = {
         "benchmark": "zoo training step (tests/models/zoo.py), accel vs CPU eager",
+        "optimizer": f"AdamW ({args.optimizer})",
         "driver": torch_accel.driver(),
         "models": rows,
         "median_accel_time_vs_cpu": statistics.median(

@@ -709,6 +709,44 @@ def test_adamw_step_matches_cpu(mode, amsgrad, maximize, optim):
         assert name not in torch_accel.fallback_counts()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("tensor_lr", [False, True])
+def test_fused_adamw_on_large_and_transposed_params_matches_cpu(dtype, tensor_lr):
+    """The fused kernel runs chunks of elements: a parameter of several chunks and a ragged
+    end, a transposed (non-contiguous) one whose state is staged, reduced and double
+    precision, and a device lr (the .tensor_lr overload). The reference is CPU's foreach AdamW:
+    CPU's fused kernel walks a transposed parameter and its contiguous grad in different
+    orders (torch 2.13), which CUDA's and ours do not."""
+    torch.manual_seed(5)
+    shapes = [(3000,), (70, 40), (7,)]
+    base = [torch.randn(s, dtype=torch.float64).to(dtype) for s in shapes]
+    base[1] = base[1].t()  # a (40, 70) view of (70, 40) storage
+    runs = []
+    for dev in ("cpu", "accel"):
+        params = [torch.nn.Parameter(b.to(dev)) for b in base]
+        lr = torch.tensor(2e-2, device=dev) if tensor_lr and dev == "accel" else 2e-2
+        kind = dict(foreach=True) if dev == "cpu" else dict(fused=True)
+        opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.05, amsgrad=True, **kind)
+        runs.append((params, opt, dev))
+    assert not runs[1][0][1].is_contiguous()
+    for _ in range(3):
+        grads = [torch.randn(b.shape, dtype=torch.float64).to(dtype) for b in base]
+        for params, opt, dev in runs:
+            for p, g in zip(params, grads):
+                p.grad = g.to(dev)
+            opt.step()
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+    for pc, pa in zip(runs[0][0], runs[1][0]):
+        assert pa.stride() == pc.stride()
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), **tol)
+    for pc, pa in zip(runs[0][0], runs[1][0]):
+        sc, sa = runs[0][1].state[pc], runs[1][1].state[pa]
+        for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+            torch.testing.assert_close(sa[key].cpu(), sc[key], **tol)
+    assert "aten::_fused_adamw_" not in torch_accel.fallback_counts()
+    assert "aten::_fused_adamw_.tensor_lr" not in torch_accel.fallback_counts()
+
+
 def test_grad_scaler_skips_step_on_inf():
     cpu, acc = _linear_pair()
     scaler = torch.amp.GradScaler("accel", init_scale=1024.0)

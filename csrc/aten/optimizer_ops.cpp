@@ -1,7 +1,7 @@
 // Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ (Adam/AdamW(fused=True)), and
 // GradScaler's _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_. Their small
 // control tensors (steps, lr, found_inf, inv_scale, the growth tracker) stay on the device: the AMP
-// kernels read them themselves, and the AdamW step is composed of native elementwise ops.
+// kernels read them themselves, and so does the fused Adam kernel (kernels/optimizer.h).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -10,6 +10,7 @@
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
 #include "kernels/amp.h"
+#include "kernels/optimizer.h"
 
 namespace accel {
 namespace {
@@ -55,69 +56,82 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   return scale;
 }
 
-// One Adam (decoupled = false: L2 weight decay added to the gradient) or AdamW (decoupled:
-// the parameter decays) step on one parameter, as CUDA's fused kernel computes it (opmath float for
-// reduced precision params). `lr` is a device tensor or a number. With found_inf set, nothing
-// changes (the new values are selected away on the device).
-void adamStep(at::Tensor param, at::Tensor grad, at::Tensor exp_avg, at::Tensor exp_avg_sq,
-              at::Tensor max_exp_avg_sq, const at::Tensor& step, const at::Tensor& lr, double beta1,
-              double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
-              const c10::optional<at::Tensor>& grad_scale,
-              const c10::optional<at::Tensor>& found_inf, bool decoupled) {
-  const auto opmath = param.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
-  at::Tensor p = param.to(opmath), g = grad.to(opmath), m = exp_avg.to(opmath),
-             v = exp_avg_sq.to(opmath);
-  if (grad_scale && grad_scale->defined()) g = g.div(*grad_scale);
-  const at::Tensor unscaled = g;
-  if (maximize) g = g.neg();
-  at::Tensor step_f = step.to(opmath);
-  if (weight_decay != 0) {
-    if (decoupled)
-      p = p.mul(at::Tensor(lr.mul(weight_decay)).neg().add(1));
-    else
-      g = g.add(p, weight_decay);
-  }
-  m = m.lerp(g, 1 - beta1);
-  v = v.mul(beta2).addcmul(g, g, 1 - beta2);
-  at::Tensor bc1 = at::pow(beta1, step_f).neg().add(1);
-  at::Tensor bc2_sqrt = at::pow(beta2, step_f).neg().add(1).sqrt();
-  at::Tensor denom_src = v;
-  at::Tensor new_max;
-  if (amsgrad) {
-    new_max = at::maximum(max_exp_avg_sq.to(opmath), v);
-    denom_src = new_max;
-  }
-  at::Tensor denom = denom_src.sqrt().div(bc2_sqrt).add(eps);
-  p = p.sub(m.div(denom).mul(lr.div(bc1)));
-  auto commit = [&](at::Tensor& dst, const at::Tensor& value) {
-    if (found_inf && found_inf->defined()) {
-      dst.copy_(at::where(found_inf->ne(0), dst, value.to(dst.scalar_type())));
-    } else {
-      dst.copy_(value);
-    }
-  };
-  commit(param, p);
-  commit(exp_avg, m);
-  commit(exp_avg_sq, v);
-  if (amsgrad) commit(max_exp_avg_sq, new_max);
-  if (grad_scale && grad_scale->defined()) commit(grad, unscaled);
+// The device scalar `t` as a float32 one-element tensor (GradScaler's and the steps' dtype
+// already, so this is usually `t` itself).
+at::Tensor floatScalar(const at::Tensor& t, const at::Tensor& param, const char* what) {
+  TORCH_CHECK(t.device() == param.device(), "_fused_adam: ", what, " must be on ", param.device(),
+              ", got ", t.device());
+  TORCH_CHECK(t.numel() == 1, "_fused_adam: ", what, " must have one element, got ", t.numel());
+  return t.scalar_type() == c10::kFloat ? t : t.to(c10::kFloat);
 }
 
+// One Adam (decoupled = false: L2 weight decay added to the gradient) or AdamW (decoupled:
+// the parameter decays) step over a group of parameters, one kernel launch per parameter
+// (kernels/optimizer.h). `lr_tensor` is a float64 device scalar, or undefined to use `lr`.
+// State of another dtype or layout than the parameter's is staged through contiguous copies.
 void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps,
-               const at::Tensor& lr, double beta1, double beta2, double weight_decay, double eps,
-               bool amsgrad, bool maximize, const c10::optional<at::Tensor>& grad_scale,
+               double lr, const at::Tensor& lr_tensor, double beta1, double beta2,
+               double weight_decay, double eps, bool amsgrad, bool maximize,
+               const c10::optional<at::Tensor>& grad_scale,
                const c10::optional<at::Tensor>& found_inf, bool decoupled) {
   const size_t n = params.size();
   TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n &&
                   steps.size() == n && (!amsgrad || max_exp_avg_sqs.size() == n),
               "_fused_adamw_: all tensor lists must have the same length");
+  if (n == 0) return;
+  const at::Tensor& first = params[0];
+  const at::Tensor scale = grad_scale && grad_scale->defined()
+                               ? floatScalar(*grad_scale, first, "grad_scale")
+                               : at::Tensor();
+  const at::Tensor inf = found_inf && found_inf->defined()
+                             ? floatScalar(*found_inf, first, "found_inf")
+                             : at::Tensor();
+  const int device = first.device().index();
   for (size_t i = 0; i < n; ++i) {
-    TORCH_CHECK(steps[i].device() == params[i].device(),
+    const at::Tensor& param = params[i];
+    TORCH_CHECK(param.is_privateuseone() && param.device() == first.device(),
+                "_fused_adamw_: all tensors must be on ", first.device());
+    TORCH_CHECK(c10::isFloatingType(param.scalar_type()),
+                "_fused_adamw_: params must be floating point, got ", param.scalar_type());
+    TORCH_CHECK(steps[i].device() == param.device(),
                 "_fused_adamw_: state_steps must be on the parameters' device");
-    adamStep(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
-             amsgrad ? max_exp_avg_sqs[i] : at::Tensor(), steps[i], lr, beta1, beta2, weight_decay,
-             eps, amsgrad, maximize, grad_scale, found_inf, decoupled);
+    const at::Tensor step = floatScalar(steps[i], param, "state_steps");
+    std::vector<at::Tensor> state{param, grads[i], exp_avgs[i], exp_avg_sqs[i]};
+    if (amsgrad) state.push_back(max_exp_avg_sqs[i]);
+    std::vector<at::Tensor> staged;
+    for (const at::Tensor& t : state) {
+      TORCH_CHECK(t.device() == param.device() && t.numel() == param.numel(),
+                  "_fused_adamw_: grads and state must match their parameter's device and size");
+      staged.push_back(t.scalar_type() == param.scalar_type() && t.is_contiguous()
+                           ? t
+                           : t.to(param.scalar_type()).contiguous());
+    }
+    kernels::AdamDesc d;
+    d.dtype = toKernelDType(param.scalar_type());
+    d.numel = param.numel();
+    d.param = static_cast<char*>(staged[0].data_ptr());
+    d.grad = static_cast<char*>(staged[1].data_ptr());
+    d.exp_avg = static_cast<char*>(staged[2].data_ptr());
+    d.exp_avg_sq = static_cast<char*>(staged[3].data_ptr());
+    if (amsgrad) d.max_exp_avg_sq = static_cast<char*>(staged[4].data_ptr());
+    d.step = step.const_data_ptr<float>();
+    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
+    d.lr = lr;
+    d.beta1 = beta1;
+    d.beta2 = beta2;
+    d.weight_decay = weight_decay;
+    d.eps = eps;
+    d.grad_scale = scale.defined() ? scale.const_data_ptr<float>() : nullptr;
+    d.found_inf = inf.defined() ? inf.const_data_ptr<float>() : nullptr;
+    d.maximize = maximize;
+    d.decoupled = decoupled;
+    ACCEL_RT_CHECK(kernels::optimizerTable().adam(d, currentRuntimeStream(device)), device);
+    for (size_t k = 0; k < state.size(); ++k) {
+      // The grad is only written when it is unscaled; the rest always.
+      if (!staged[k].is_same(state[k]) && (k != 1 || scale.defined()))
+        at::Tensor(state[k]).copy_(staged[k]);
+    }
   }
 }
 
@@ -127,14 +141,8 @@ void fused_adam_(at::TensorList params, at::TensorList grads, at::TensorList exp
                  double lr, double beta1, double beta2, double weight_decay, double eps,
                  bool amsgrad, bool maximize, const c10::optional<at::Tensor>& grad_scale,
                  const c10::optional<at::Tensor>& found_inf) {
-  if (params.empty()) return;
-  // A number lr goes to the device as a fill, never as a copy of host memory.
-  at::Tensor lr_t =
-      at::full({}, lr,
-               params[0].options().dtype(params[0].scalar_type() == c10::kDouble ? c10::kDouble
-                                                                                 : c10::kFloat));
-  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr_t, beta1, beta2,
-            weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, at::Tensor(), beta1,
+            beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
 template <bool Decoupled>
@@ -152,8 +160,8 @@ void fused_adam_tensor_lr(at::TensorList params, at::TensorList grads, at::Tenso
     return;
   }
   TORCH_CHECK(lr.device() == params[0].device(), "lr must be on the same GPU device as the params");
-  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
-            weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, 0.0, lr.to(c10::kDouble),
+            beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -12,6 +12,7 @@
 #include "kernels/im2col.h"
 #include "kernels/index.h"
 #include "kernels/norm.h"
+#include "kernels/optimizer.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/rnn.h"

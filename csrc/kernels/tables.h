@@ -17,6 +17,7 @@ namespace accel::kernels {
   _(Compare, compare)            \
   _(Ternary, ternary)            \
   _(Amp, amp)                    \
+  _(Optimizer, optimizer)        \
   _(Reduce, reduce)              \
   _(Norm, norm)                  \
   _(Index, index)                \

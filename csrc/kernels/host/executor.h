@@ -1,6 +1,6 @@
 // The host driver's executor: how every kernel family launches on the host. Work is queued on
-// the stream and split over the runtime's thread pool. Only this file knows how host kernels
-// are launched.
+// the stream and split over the runtime's thread pool; short work (launch, below) runs on the
+// caller when the stream is idle. Only this file knows how host kernels are launched.
 //   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
 //   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n);
 //                                      serial runs it on one thread (accumulations then add in
@@ -257,7 +257,9 @@ struct Executor {
 
   template <class F>
   static rt::Error forEach(int64_t n, bool serial, const F& f, rt::Stream stream) {
-    return rt::host::enqueue(stream, [n, serial, f] {
+    int64_t elements = n;
+    if constexpr (HasRuns<F>::value) elements = n * f.elementsPerIndex();
+    return launch(stream, elements, [n, serial, f] {
       auto body = [&](int64_t b, int64_t e) {
         // The aten layer validates indices first; reaching this is a bug upstream, and it
         // becomes the device's sticky error instead of a wild write.

@@ -1,0 +1,21 @@
+// The optimizer family, built for the CUDA driver: AdamOp runs one element per thread.
+#include "kernels/optimizer.h"
+
+#include "kernels/cuda/executor.cuh"
+#include "kernels/tables.h"
+
+namespace accel::kernels::cuda {
+namespace {
+
+struct OptimizerExecutor : Executor {
+  static constexpr int64_t kAdamRun = 1;
+};
+
+}  // namespace
+
+const OptimizerTable& optimizerTable() {
+  static const OptimizerTable table = OptimizerTable::make<OptimizerExecutor>();
+  return table;
+}
+
+}  // namespace accel::kernels::cuda
