@@ -102,6 +102,42 @@ def _mixtral():
     )
 
 
+def _qwen2_moe():
+    from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
+
+    # Routed experts beside a gated shared expert, and the load-balancing loss.
+    return Qwen2MoeForCausalLM(
+        Qwen2MoeConfig(
+            **_llama_kwargs(),
+            num_experts=4,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            shared_expert_intermediate_size=32,
+            output_router_logits=True,
+            router_aux_loss_coef=0.02,
+        )
+    )
+
+
+def _bloom():
+    from transformers import BloomConfig, BloomForCausalLM
+
+    # ALiBi: no position embeddings, a per-head linear bias on the attention scores.
+    return BloomForCausalLM(
+        BloomConfig(
+            vocab_size=VOCAB,
+            hidden_size=32,
+            n_layer=2,
+            n_head=4,
+            hidden_dropout=0.0,
+            attention_dropout=0.0,
+            bos_token_id=0,
+            eos_token_id=0,
+            pad_token_id=0,
+        )
+    )
+
+
 def _bert():
     from transformers import BertConfig, BertForMaskedLM
 
@@ -116,6 +152,29 @@ def _bert():
             hidden_dropout_prob=0.0,
             attention_probs_dropout_prob=0.0,
             pad_token_id=0,
+        )
+    )
+
+
+def _deberta_v2():
+    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+    # Disentangled attention: content-to-position and position-to-content terms over
+    # log-bucketed relative positions.
+    return DebertaV2ForMaskedLM(
+        DebertaV2Config(
+            vocab_size=VOCAB,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            pad_token_id=0,
+            relative_attention=True,
+            position_buckets=8,
+            pos_att_type=["p2c", "c2p"],
         )
     )
 
@@ -154,6 +213,26 @@ def _vit():
             num_labels=5,
             hidden_dropout_prob=0.0,
             attention_probs_dropout_prob=0.0,
+        )
+    )
+
+
+def _swin():
+    from transformers import SwinConfig, SwinForImageClassification
+
+    # Shifted windows: roll, window partition views and the relative position bias table.
+    return SwinForImageClassification(
+        SwinConfig(
+            image_size=32,
+            patch_size=4,
+            embed_dim=16,
+            depths=[1, 1],
+            num_heads=[2, 2],
+            window_size=4,
+            num_labels=5,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            drop_path_rate=0.0,
         )
     )
 
@@ -210,6 +289,47 @@ def _audio_batch(seed: int = 1) -> dict:
     }
 
 
+WAV2VEC2_SAMPLES = 1600
+
+
+def _wav2vec2():
+    from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
+
+    # A convolutional feature encoder (group norm), a weight-normed positional convolution, and
+    # the CTC loss. Time masking (numpy's random draws) and layer drop are off.
+    return Wav2Vec2ForCTC(
+        Wav2Vec2Config(
+            vocab_size=24,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            conv_dim=(16, 16),
+            conv_stride=(5, 4),
+            conv_kernel=(10, 4),
+            num_conv_pos_embeddings=8,
+            num_conv_pos_embedding_groups=4,
+            hidden_dropout=0.0,
+            attention_dropout=0.0,
+            activation_dropout=0.0,
+            feat_proj_dropout=0.0,
+            final_dropout=0.0,
+            layerdrop=0.0,
+            mask_time_prob=0.0,
+            pad_token_id=0,
+            ctc_loss_reduction="mean",
+        )
+    )
+
+
+def _ctc_batch(seed: int = 1) -> dict:
+    g = _generator(seed)
+    return {
+        "input_values": torch.randn(BATCH, WAV2VEC2_SAMPLES, generator=g),
+        "labels": torch.randint(1, 24, (BATCH, 5), generator=g),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     build: Callable[[], torch.nn.Module]
@@ -225,6 +345,11 @@ ZOO = {
     "vit": Case(_vit, lambda: _image_batch(16, 5)),
     "resnet": Case(_resnet, lambda: _image_batch(32, 5)),
     "whisper": Case(_whisper, _audio_batch),
+    "qwen2_moe": Case(_qwen2_moe, _token_batch),
+    "bloom": Case(_bloom, _token_batch),
+    "deberta_v2": Case(_deberta_v2, _token_batch),
+    "swin": Case(_swin, lambda: _image_batch(32, 5)),
+    "wav2vec2": Case(_wav2vec2, _ctc_batch),
 }
 
 
