@@ -141,7 +141,9 @@ def check_noncontiguous(op, dtype, max_samples):
     for i, sample, cpu, expected in _cpu_runs(op, dtype, max_samples, grad):
         nc = sample.noncontiguous()
         actual = _call(op, nc)
-        coverage._compare(actual, expected, dtype, coverage._expected_device(sample))
+        coverage.compare_with_reference(
+            op, cpu, actual, expected, dtype, coverage._expected_device(sample)
+        )
         compared += 1
         if not grad:
             continue
@@ -402,8 +404,8 @@ def check_variants(op, dtype, max_samples):
                     res = _call_variant(v, sample, cpu)
                     if res is None:
                         continue
-                coverage._compare(
-                    _plain(res), _plain(expected), dtype, coverage._expected_device(sample)
+                coverage.compare_with_reference(
+                    op, cpu, _plain(res), _plain(expected), dtype, coverage._expected_device(sample)
                 )
             except AssertionError as e:
                 raise CheckFailed(f"sample {i}: {name}: {_first_line(e)[:200]}") from None

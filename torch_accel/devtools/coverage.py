@@ -386,20 +386,30 @@ def _run_sample(op, sample, dtype: torch.dtype, fallback: dict) -> bool | str:
             chosen = _selected(source, dim, actual[1].cpu(), reduced).to(actual[1].device)
             actual = (actual[0], chosen)
             expected = (expected[0], _selected(source, dim, expected[1], reduced))
-    device = _expected_device(sample)
+    return compare_with_reference(
+        op, on_cpu, actual, expected, dtype, _expected_device(sample), reference=free is None
+    )
+
+
+def compare_with_reference(
+    op, on_cpu, actual, expected, dtype: torch.dtype, device: str, reference: bool = True
+) -> bool | str:
+    """True when ``actual`` (accel's output for the CPU sample ``on_cpu``) matches CPU's
+    ``expected``; "reference" when it passes only by the float64-reference rule (unless
+    ``reference`` is False); raises AssertionError otherwise."""
     try:
         _compare(actual, expected, dtype, device)
         return True
     except AssertionError as direct:
-        if free is not None or dtype not in _UPCAST or op.name in _NO_REFERENCE:
+        if not reference or dtype not in _UPCAST or op.name in _NO_REFERENCE:
             raise
         up = _upcast(on_cpu)
         try:
-            reference = op(up.input, *up.args, **up.kwargs)
+            float64 = op(up.input, *up.args, **up.kwargs)
         except Exception:
             raise direct from None  # no float64 reference: the direct comparison stands
         try:
-            _reference_close(actual, expected, reference, dtype, device)
+            _reference_close(actual, expected, float64, dtype, device)
         except AssertionError as e:
             raise AssertionError(f"{direct}\n(float64 reference: {e})") from None
         return "reference"

@@ -92,6 +92,7 @@ class HostDriver final : public Driver {
   }
 
   Error malloc(int device, void** ptr, size_t size) override {
+    watchForFork();  // device memory is the runtime's state: a forked child must not share it
     if (valid(device) && ptr != nullptr && size > 0 && processFaults().inject(FaultSite::Malloc)) {
       *ptr = nullptr;
       return Error::OutOfMemory;
