@@ -51,8 +51,8 @@ void forEachAccel(const c10::IValue& v, F f) {
 int64_t accelBytes(const c10::IValue& v) {
   int64_t total = 0;
   forEachAccel(v, [&](const at::Tensor& t) {
-    // Strided tensors only: nbytes() refuses a sparse one.
-    if (t.layout() == at::kStrided) total += static_cast<int64_t>(t.nbytes());
+    // Dense tensors only: nbytes() refuses a sparse or nested one.
+    if (t.layout() == at::kStrided && !t.is_nested()) total += static_cast<int64_t>(t.nbytes());
   });
   return total;
 }

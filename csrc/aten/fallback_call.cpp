@@ -37,7 +37,7 @@ std::pair<int64_t, int64_t> byteRange(const at::Tensor& t) {
 }
 
 bool viewable(const at::Tensor& t) {
-  return t.layout() == at::kStrided && t.numel() > 0 && t.has_storage();
+  return t.layout() == at::kStrided && !t.is_nested() && t.numel() > 0 && t.has_storage();
 }
 
 // `dst` and `src` (of one geometry) without their broadcast (stride-0) dimensions: copy_
@@ -117,11 +117,13 @@ bool sameGeometry(const at::Tensor& cpu, const at::Tensor& accel) {
   return cpu.sizes() == accel.sizes() && cpu.strides() == accel.strides();
 }
 
-// The CPU backend keys the call dispatches to: dense, plus the sparse ones of its sparse
-// arguments (the dispatcher takes the highest, as it would for the CPU tensors).
+// The CPU backend keys the call dispatches to: dense, plus the sparse or nested ones of its
+// sparse or nested arguments (the dispatcher takes the highest, as it would for the CPU
+// tensors).
 c10::DispatchKeySet cpuKeys(const std::vector<Slot>& slots) {
   c10::DispatchKeySet keys(c10::DispatchKey::CPU);
   for (const Slot& s : slots) {
+    if (s.cpu.is_nested()) keys = keys.add(c10::DispatchKey::NestedTensorCPU);
     switch (s.cpu.layout()) {
       case at::kSparse: keys = keys.add(c10::DispatchKey::SparseCPU); break;
       case at::kSparseCsr:
@@ -174,7 +176,7 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   }
   viewStorages(slots);
   for (Slot& s : slots) {
-    if (!s.viewed) s.cpu = s.accel.cpu();  // empty or sparse
+    if (!s.viewed) s.cpu = s.accel.cpu();  // empty, sparse or nested
   }
 
   // The CPU arguments onto the stack, list by list.
@@ -204,8 +206,8 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   std::vector<const Slot*> resized;
   for (const Slot& s : slots) {
     if (!s.written) continue;
-    if (s.cpu.layout() != at::kStrided) {
-      s.accel.copy_(s.cpu);  // sparse: copy_ takes the indices and values
+    if (s.cpu.layout() != at::kStrided || s.cpu.is_nested()) {
+      s.accel.copy_(s.cpu);  // sparse or nested: copy_ takes the indices and values, or buffer
     } else if (!s.viewed || !sameGeometry(s.cpu, s.accel)) {
       resized.push_back(&s);
     } else {
