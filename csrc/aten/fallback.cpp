@@ -168,6 +168,35 @@ void resetFallbackStats() {
   g_warned.clear();  // a new measurement warns again for each op it sends to the CPU
 }
 
+void routeLayoutsToFallback() {
+  static torch::Library coo(torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1,
+                            __FILE__, __LINE__);
+  static torch::Library compressed(torch::Library::IMPL, "aten",
+                                   c10::DispatchKey::SparseCsrPrivateUse1, __FILE__, __LINE__);
+  static torch::Library nested(torch::Library::IMPL, "aten",
+                               c10::DispatchKey::NestedTensorPrivateUse1, __FILE__, __LINE__);
+  const struct {
+    c10::DispatchKey cpu, accel;
+    torch::Library& library;
+  } routes[] = {
+      {c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1, coo},
+      {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1, compressed},
+      {c10::DispatchKey::NestedTensorCPU, c10::DispatchKey::NestedTensorPrivateUse1, nested}};
+  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
+    if (!op) continue;
+    const std::string schema =
+        name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+    for (const auto& r : routes) {
+      if (op->hasKernelForDispatchKey(r.cpu) && !op->hasKernelForDispatchKey(r.accel)) {
+        r.library.impl(schema.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
+      }
+    }
+  }
+}
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
 }

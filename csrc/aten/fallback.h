@@ -22,6 +22,12 @@ struct FallbackStat {
 
 void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// Sends every aten op that has a CPU kernel for sparse or nested tensors and no accel one to
+// the fallback by name: a backend fallback ranks below ATen's composite kernels, and structured
+// ops register one for every backend that assumes dense outputs (CSR addmm would resize a
+// dense result as sparse). Called once, when the extension loads, after every registration.
+void routeLayoutsToFallback();
+
 FallbackMode fallbackMode();
 void setFallbackMode(FallbackMode mode);  // overrides the environment (tests, preflight)
 std::map<std::string, FallbackStat> fallbackStats();

@@ -46,25 +46,5 @@ TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
 }
 
-// As for sparse tensors (sparse_ops.cpp), by name: a backend fallback ranks below ATen's
-// composite kernels. Runs after the registrations above (one translation unit initialises in
-// order).
-const bool g_nested_routed = [] {
-  static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::NestedTensorPrivateUse1,
-                            __FILE__, __LINE__);
-  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
-  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0) continue;
-    const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
-    if (op && op->hasKernelForDispatchKey(c10::DispatchKey::NestedTensorCPU) &&
-        !op->hasKernelForDispatchKey(c10::DispatchKey::NestedTensorPrivateUse1)) {
-      const std::string schema =
-          name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-      lib.impl(schema.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
-    }
-  }
-  return true;
-}();
-
 }  // namespace
 }  // namespace accel

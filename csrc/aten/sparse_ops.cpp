@@ -91,37 +91,6 @@ TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
 }
 
-// A backend fallback ranks below ATen's composite kernels, and structured ops register one for
-// every backend that assumes dense outputs (CSR addmm would resize a dense result as sparse).
-// So each op with a sparse CPU kernel and no accel one is sent to the fallback by name.
-// Runs after the registrations above (one translation unit initialises in order).
-const bool g_sparse_routed = [] {
-  static torch::Library coo(torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1,
-                            __FILE__, __LINE__);
-  static torch::Library compressed(torch::Library::IMPL, "aten",
-                                   c10::DispatchKey::SparseCsrPrivateUse1, __FILE__, __LINE__);
-  const struct {
-    c10::DispatchKey cpu, accel;
-    torch::Library& library;
-  } routes[] = {
-      {c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1, coo},
-      {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1, compressed}};
-  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
-  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0) continue;
-    const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
-    if (!op) continue;
-    const std::string schema =
-        name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    for (const auto& r : routes) {
-      if (op->hasKernelForDispatchKey(r.cpu) && !op->hasKernelForDispatchKey(r.accel)) {
-        r.library.impl(schema.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
-      }
-    }
-  }
-  return true;
-}();
-
 void refuseQuantized(const c10::OperatorHandle& op, torch::jit::Stack*) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, "quantized tensors are not supported on accel (",
                               op.schema().operator_name(),

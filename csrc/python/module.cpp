@@ -99,6 +99,7 @@ void registerStorageSharing(py::module& m);   // storage_sharing.cpp
 PYBIND11_MODULE(_C, m) {
   using namespace accel;
   m.doc() = "torch_accel native extension";
+  routeLayoutsToFallback();  // every static registration of this library has run by now
   m.def("_driver_name", [] { return std::string(rt::driver().name()); });
   m.def("_cuda_plugin_built", &rt::cudaPluginBuilt);
   m.def("_cuda_plugin_status", &rt::cudaPluginStatus);
