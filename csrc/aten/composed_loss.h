@@ -34,11 +34,4 @@ inline std::pair<int64_t, int64_t> marginLossRows(const at::Tensor& self) {
   return {self.dim() <= 1 ? 1 : self.size(0), self.dim() == 0 ? 1 : self.size(-1)};
 }
 
-// The result into the form's output: a given one (out=) takes a copy, resized as PyTorch does.
-inline at::Tensor into(const Output& out, const at::Tensor& result) {
-  if (!out.isGiven()) return result;
-  const at::Tensor target = out.allocate(result.sizes(), result.options());
-  return out.finish(target.copy_(result));
-}
-
 }  // namespace accel

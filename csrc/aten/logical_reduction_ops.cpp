@@ -22,14 +22,6 @@ at::Tensor countZero(const at::Tensor& self, at::OptionalIntArrayRef dims, bool 
   return at::sum(at::eq(self, 0), dims, keepdim, at::kLong);
 }
 
-// A composite's result into the op's output (copied into a given out= tensor).
-at::Tensor into(const Output& out, const at::Tensor& result) {
-  if (!out.isGiven()) return result;
-  at::Tensor target = out.allocate(result.sizes(), result.options());
-  target.copy_(result);
-  return out.finish(target);
-}
-
 at::Tensor logical(bool any, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   return any ? at::ne(countNonzero(self, dim, keepdim), 0)
              : at::eq(countZero(self, dim, keepdim), 0);

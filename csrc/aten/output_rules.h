@@ -49,6 +49,14 @@ class Output {
   at::Tensor* given_ = nullptr;
 };
 
+// A composed op's result into its form's output: a given one (in-place self, out=) takes a
+// copy, after that form's rules.
+inline at::Tensor into(const Output& out, const at::Tensor& result) {
+  if (!out.isGiven()) return result;
+  const at::Tensor target = out.allocate(result.sizes(), result.options());
+  return out.finish(target.copy_(result));
+}
+
 // An out= tensor must be on the op's accel device (the first accel tensor argument's).
 void checkOutDevice(const at::Tensor& out, const std::optional<c10::Device>& device);
 // An in-place self must be an accel tensor on the other arguments' device.

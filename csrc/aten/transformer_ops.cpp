@@ -31,7 +31,6 @@
 #include <optional>
 #include <tuple>
 
-#include "aten/composed_loss.h"
 #include "aten/op_forms.h"
 
 namespace accel {
