@@ -220,13 +220,18 @@ class _OutCases:
         self.ref = _map_out(lambda t: t.to(coverage.DEVICE), self.expected)
         self.factory = op.is_factory_function
 
+    def compare(self, out):
+        coverage.compare_with_reference(
+            self.op, self.cpu, out, self.expected, self.dtype, coverage.DEVICE
+        )
+
     def kept(self, make):
         # An out= of the right shape keeps its strides and storage and gets CPU's values.
         out = _map_out(make, self.ref)
         strides = [t.stride() for t in _leaves(out)]
         ptrs = [t.data_ptr() for t in _leaves(out)]
         self.on_accel(out=out)
-        coverage._compare(out, self.expected, self.dtype, coverage.DEVICE)
+        self.compare(out)
         if [t.stride() for t in _leaves(out)] != strides:
             raise CheckFailed("out= strides changed")
         if [t.data_ptr() for t in _leaves(out)] != ptrs:
@@ -242,7 +247,7 @@ class _OutCases:
         out = _map_out(lambda t: t.new_empty((0,)), self.ref)
         if _warned(self.on_accel, out):
             raise CheckFailed("resizing an empty out= warned")
-        coverage._compare(out, self.expected, self.dtype, coverage.DEVICE)
+        self.compare(out)
 
     def resize_warning(self):
         if upstream_marker(self.op, "out_warning", self.dtype):
