@@ -143,3 +143,45 @@ def test_instance_norm_matches_cpu(dtype, stats):
             **TOL[torch.float32],
         )
     no_fallback()
+
+
+def test_the_traced_batch_norm_forms_match_cpu():
+    """_batch_norm_with_update / _batch_norm_no_update / batch_norm_backward: the forms
+    torch.export and torch.compile record batch norm as."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 3, 5, 5, generator=g)
+    w, b = torch.rand(3, generator=g) + 0.5, torch.randn(3, generator=g)
+    rm, rv = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    dev = [t.to("accel") for t in (x, w, b, rm.clone(), rv.clone())]
+    want = torch.ops.aten._batch_norm_with_update(
+        x, w, b, rm_c := rm.clone(), rv_c := rv.clone(), 0.1, 1e-5
+    )
+    got = torch.ops.aten._batch_norm_with_update(*dev, 0.1, 1e-5)
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a.cpu(), e, **TOL[torch.float32])
+    torch.testing.assert_close(dev[3].cpu(), rm_c, **TOL[torch.float32])
+    torch.testing.assert_close(dev[4].cpu(), rv_c, **TOL[torch.float32])
+    go = torch.randn(4, 3, 5, 5, generator=g)
+    want_g = torch.ops.aten.batch_norm_backward(
+        go, x, w, rm_c, rv_c, want[1], want[2], True, 1e-5, [True, True, True], want[3]
+    )
+    got_g = torch.ops.aten.batch_norm_backward(
+        go.to("accel"),
+        dev[0],
+        dev[1],
+        dev[3],
+        dev[4],
+        got[1],
+        got[2],
+        True,
+        1e-5,
+        [True, True, True],
+        got[3],
+    )
+    for a, e in zip(got_g, want_g):
+        torch.testing.assert_close(a.cpu(), e, **TOL[torch.float32])
+    # (CPU's own kernel crashes without running statistics, so only with them.)
+    want = torch.ops.aten._batch_norm_no_update(x, w, b, rm, rv, 0.1, 1e-5)
+    got = torch.ops.aten._batch_norm_no_update(*dev[:3], rm.to("accel"), rv.to("accel"), 0.1, 1e-5)
+    torch.testing.assert_close(got[0].cpu(), want[0], **TOL[torch.float32])
+    no_fallback()

@@ -431,3 +431,44 @@ def test_complex_errors_match_cpu():
     ]
     for fn, args in cases:
         assert err(fn, *dev(*args)) == err(fn, *args), fn
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.complex64])
+def test_addbmm_forms_match_cpu(dtype):
+    g = torch.Generator().manual_seed(5)
+    b1 = torch.randn(4, 3, 5, generator=g).to(dtype)
+    b2 = torch.randn(4, 5, 2, generator=g).to(dtype)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    for self_, beta, alpha in ((torch.randn(3, 2, generator=g), 0.5, 2.0), (torch.randn(2), 1, 1)):
+        s = self_.to(dtype)
+        want = torch.addbmm(s, b1, b2, beta=beta, alpha=alpha)
+        got = torch.addbmm(s.to("accel"), b1.to("accel"), b2.to("accel"), beta=beta, alpha=alpha)
+        torch.testing.assert_close(got.cpu(), want, **tol)
+    # transposed operands, in place, and out=
+    s = torch.randn(3, 2, generator=g).to(dtype)
+    t1, t2 = b1.transpose(1, 2).contiguous().transpose(1, 2), b2.transpose(0, 2)
+    t2 = torch.randn(4, 2, 5, generator=g).to(dtype).transpose(1, 2)
+    want = s.clone().addbmm_(t1, t2)
+    got = s.to("accel").addbmm_(t1.to("accel"), t2.to("accel"))
+    torch.testing.assert_close(got.cpu(), want, **tol)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.addbmm(s.to("accel"), b1.to("accel"), b2.to("accel"), out=out)
+    torch.testing.assert_close(out.cpu(), torch.addbmm(s, b1, b2), **tol)
+    empty = torch.addbmm(s.to("accel"), b1[:0].to("accel"), b2[:0].to("accel"), beta=2)
+    torch.testing.assert_close(empty.cpu(), 2 * s, **tol)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_addbmm_shape_errors_match_cpu():
+    s = torch.randn(3, 4)
+    cases = [
+        (torch.randn(3, 4), torch.randn(2, 4, 4)),
+        (torch.randn(2, 3, 4), torch.randn(3, 4, 4)),
+        (torch.randn(2, 3, 5), torch.randn(2, 4, 4)),
+    ]
+    for b1, b2 in cases:
+        with pytest.raises(RuntimeError) as cpu:
+            torch.addbmm(s, b1, b2)
+        with pytest.raises(RuntimeError) as acc:
+            torch.addbmm(s.to("accel"), b1.to("accel"), b2.to("accel"))
+        assert str(acc.value).splitlines()[0] == str(cpu.value).splitlines()[0]

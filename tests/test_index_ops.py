@@ -753,3 +753,112 @@ def test_bad_index_raises_and_device_survives(name):
     torch.accel.synchronize()
     assert x.cpu().flatten().tolist() == [float(i) for i in range(9)]
     assert y.cpu().sum().item() == 2000.0
+
+
+# ---- take / put_ / repeat_interleave(repeats) --------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take_and_put_over_the_flat_tensor(dtype):
+    x = sample((4, 6), dtype)
+    index = torch.tensor([[0, 23, -1], [5, -24, 7]])
+    for src in (x, x.t()):  # logical order, also when the storage is transposed
+        got = torch.take(noncontig(src) if src is x.t() else dev(src), dev(index))
+        torch.testing.assert_close(got.cpu(), torch.take(src, index))
+        out = torch.empty(0, dtype=dtype, device="accel")
+        torch.take(dev(src), dev(index), out=out)
+        torch.testing.assert_close(out.cpu(), torch.take(src, index))
+    source = sample((2, 3), dtype, seed=1)
+    for accumulate in (False, True):
+        unique = torch.tensor([[1, 22, -3], [4, 0, 9]])
+        want = x.t().clone().put_(unique, source, accumulate)
+        got = noncontig(x.t().clone())
+        got.put_(dev(unique), dev(source), accumulate)
+        torch.testing.assert_close(got.cpu(), want)
+    if dtype not in (torch.bool, torch.uint8):
+        repeated = torch.tensor([3, 3, -21, 0])
+        add = sample((4,), dtype, seed=2)
+        want = x.clone().put_(repeated, add, accumulate=True)
+        got = dev(x).put_(dev(repeated), dev(add), accumulate=True)
+        torch.testing.assert_close(got.cpu(), want)
+    assert_native()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, d: torch.take(x, torch.tensor([24], device=d)),
+        lambda x, d: torch.take(x, torch.tensor([-25], device=d)),
+        lambda x, d: torch.take(x, torch.tensor([1.0], device=d)),
+        lambda x, d: torch.take(x[:0], torch.tensor([0], device=d)),
+        lambda x, d: x.put_(torch.tensor([24], device=d), torch.ones(1, device=d)),
+        lambda x, d: x.put_(torch.tensor([1, 2], device=d), torch.ones(1, device=d)),
+        lambda x, d: x.put_(torch.tensor([1], device=d).int(), torch.ones(1, device=d)),
+    ],
+    ids=[
+        "past end",
+        "before start",
+        "float index",
+        "empty self",
+        "put past end",
+        "put sizes",
+        "put int32 index",
+    ],
+)
+def test_take_and_put_bad_input_raise_cpus_error_type(call):
+    x = torch.randn(4, 6)
+    with pytest.raises(Exception) as cpu:
+        call(x.clone(), "cpu")
+    with pytest.raises(Exception) as acc:
+        call(dev(x), "accel")
+        torch.accel.synchronize()
+    assert type(acc.value) is type(cpu.value), (acc.value, cpu.value)
+    assert (dev(torch.ones(3)) * 2).cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_repeat_interleave_of_repeats(dtype):
+    repeats = torch.tensor([2, 0, 3, 1, 0], dtype=dtype)
+    want = torch.repeat_interleave(repeats)
+    got = torch.repeat_interleave(dev(repeats))
+    assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+    sized = torch.repeat_interleave(dev(repeats), output_size=6)
+    assert torch.equal(sized.cpu(), want)
+    # The forms built on it: a tensor with per-element and per-row repeats.
+    x = sample((5, 3), torch.float32)
+    torch.testing.assert_close(
+        torch.repeat_interleave(dev(x), dev(repeats), dim=0).cpu(),
+        torch.repeat_interleave(x, repeats, dim=0),
+    )
+    assert torch.repeat_interleave(dev(repeats[:0])).numel() == 0
+    assert_native()
+    for bad in (torch.tensor([1, -1], dtype=dtype), torch.tensor([[1, 2]], dtype=dtype)):
+        with pytest.raises(RuntimeError) as cpu:
+            torch.repeat_interleave(bad)
+        with pytest.raises(RuntimeError) as acc:
+            torch.repeat_interleave(dev(bad))
+        assert str(acc.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_channel_shuffle(dtype):
+    x = sample((2, 6, 3, 4), dtype)
+    for groups in (1, 2, 3, 6):
+        torch.testing.assert_close(
+            torch.nn.functional.channel_shuffle(dev(x), groups).cpu(),
+            torch.nn.functional.channel_shuffle(x, groups),
+            rtol=0,
+            atol=0,
+        )
+    shuffle = torch.nn.ChannelShuffle(3)
+    cl = x.contiguous(memory_format=torch.channels_last)
+    got = shuffle(dev(cl))
+    assert got.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(got.cpu(), shuffle(cl), rtol=0, atol=0)
+    assert_native()
+    for bad in ((x, 4), (x, 0), (x[0, 0], 2)):
+        with pytest.raises(RuntimeError) as cpu:
+            torch.nn.functional.channel_shuffle(*bad)
+        with pytest.raises(RuntimeError) as acc:
+            torch.nn.functional.channel_shuffle(dev(bad[0]), bad[1])
+        assert str(acc.value) == str(cpu.value)

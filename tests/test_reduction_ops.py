@@ -645,3 +645,17 @@ def test_layer_norm_weight_and_bias_grads_over_many_rows(dtype, rows, cols):
     if rows == 0:
         assert torch.equal(grads["accel", dtype][1], torch.zeros(cols, dtype=dtype))
     assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int32])
+@pytest.mark.parametrize("shape", [(5, 5), (3, 7), (7, 3), (0, 4)])
+def test_trace(dtype, shape):
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(1)) * 5).to(dtype)
+    for t in (x, x.t()):
+        want = torch.trace(t)
+        got = torch.trace(t.to("accel"))
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got.cpu(), want)
+    assert torch_accel.fallback_counts() == {}
+    with pytest.raises(RuntimeError, match="expected a matrix, but got tensor with dim 3"):
+        torch.trace(torch.ones(2, 2, 2, device="accel"))

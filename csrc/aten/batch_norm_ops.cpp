@@ -7,6 +7,8 @@
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/native_batch_norm.h>
+#include <ATen/ops/native_batch_norm_backward.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/var_mean.h>
 #include <torch/library.h>
@@ -233,11 +235,69 @@ struct NativeBatchNormBackward {
   }
 };
 
+// The forms torch.export and torch.compile trace batch norm into: native_batch_norm in training
+// mode (with_update) or with the running statistics (no_update), plus an empty reserve, and
+// its backward.
+Tensor emptyReserve(const Tensor& input) {
+  return at::empty({0}, input.options().dtype(at::kByte));
+}
+
+struct BatchNormWithUpdate {
+  static bool native(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
+                     Tensor&, Tensor&, double, double) {
+    return true;
+  }
+  static std::tuple<Tensor, Tensor, Tensor, Tensor> compute(
+      const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+      Tensor& running_mean, Tensor& running_var, double momentum, double eps) {
+    auto [out, mean, invstd] =
+        at::native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+    return {out, mean, invstd, emptyReserve(input)};
+  }
+};
+
+struct BatchNormNoUpdate {
+  static bool native(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
+                     const std::optional<Tensor>&, const std::optional<Tensor>&, double, double) {
+    return true;
+  }
+  static std::tuple<Tensor, Tensor, Tensor, Tensor> compute(
+      const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+      const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+      double momentum, double eps) {
+    TORCH_CHECK(given(running_mean) && given(running_var),
+                "_batch_norm_no_update: running_mean and running_var are required");
+    auto [out, mean, invstd] =
+        at::native_batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+    return {out, mean, invstd, emptyReserve(input)};
+  }
+};
+
+struct BatchNormBackward {
+  static bool native(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                     const std::optional<Tensor>&, const std::optional<Tensor>&,
+                     const std::optional<Tensor>&, bool, double, std::array<bool, 3>,
+                     const Tensor&) {
+    return true;
+  }
+  static std::tuple<Tensor, Tensor, Tensor> compute(
+      const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+      const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+      const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_var, bool update,
+      double eps, std::array<bool, 3> mask, const Tensor&) {
+    return at::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                          save_mean, save_var, update, eps, mask);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<NativeBatchNorm>(m, "native_batch_norm");
   registerNative<BatchNormLegit>(m, "_native_batch_norm_legit");
   registerNative<BatchNormLegitNoStats>(m, "_native_batch_norm_legit.no_stats");
   registerNative<NativeBatchNormBackward>(m, "native_batch_norm_backward");
+  registerNative<BatchNormWithUpdate>(m, "_batch_norm_with_update");
+  registerNative<BatchNormNoUpdate>(m, "_batch_norm_no_update");
+  registerNative<BatchNormBackward>(m, "batch_norm_backward");
 }
 
 }  // namespace

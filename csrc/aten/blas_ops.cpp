@@ -12,6 +12,7 @@
 #include <ATen/ops/addmm_meta_dispatch.h>
 #include <ATen/ops/addmv_meta_dispatch.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bmm_meta_dispatch.h>
@@ -272,6 +273,34 @@ struct Baddbmm {
   }
 };
 
+// beta * self + alpha * sum over b of batch1[b] @ batch2[b]: one GEMM of batch1 as [n, B k]
+// (its batches side by side) with batch2 as [B k, m].
+struct Addbmm {
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const c10::Scalar&, const c10::Scalar&) {
+    return nativeBlas({&self, &batch1, &batch2});
+  }
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& batch1,
+                            const at::Tensor& batch2, const c10::Scalar& beta,
+                            const c10::Scalar& alpha, const Output& out) {
+    checkDevices("addbmm", {&self, &batch1, &batch2});
+    // The functional form broadcasts self first, and CPU reports a failure to do so first.
+    if (!out.isGiven()) self.expand({batch1.size(1), batch2.size(2)});
+    TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+    TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+    TORCH_CHECK(batch1.size(0) == batch2.size(0),
+                "batch1 and batch2 must have same number of batches, got ", batch1.size(0), " and ",
+                batch2.size(0));
+    TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (",
+                batch1.size(1), "x", batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2),
+                ")");
+    const at::Tensor left = batch1.transpose(0, 1).reshape({batch1.size(1), -1});
+    const at::Tensor right = batch2.reshape({-1, batch2.size(2)});
+    return into(out, at::addmm(self, left, right, beta, alpha));
+  }
+};
+
 // y = beta * self + alpha * mat @ vec, as a GEMM with n = 1: vec is a k x 1 matrix, out an
 // m x 1 one (a strided vector is a transposed 1 x k matrix, so no copy is needed).
 struct Addmv {
@@ -393,6 +422,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Bmm>(m, "bmm", nullptr, "bmm.out");
   registerForms<Addmm>(m, "addmm", "addmm_", "addmm.out");
   registerForms<Baddbmm>(m, "baddbmm", "baddbmm_", "baddbmm.out");
+  registerForms<Addbmm>(m, "addbmm", "addbmm_", "addbmm.out");
   registerForms<Addmv>(m, "addmv", "addmv_", "addmv.out");
   registerNative<Dot>(m, "dot");
   registerNative<Vdot>(m, "vdot");

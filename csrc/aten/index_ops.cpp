@@ -12,11 +12,14 @@
 #include <ATen/native/IndexingUtils.h>
 #include <ATen/native/ScatterGatherChecks.h>
 #include <ATen/native/TensorAdvancedIndexingUtils.h>
-#include <ATen/ops/empty.h>
 #include <ATen/Dispatch.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/ones_like.h>
+#include <ATen/ops/searchsorted.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -688,6 +691,74 @@ struct MaskedScatter {
   }
 };
 
+// ---- take / put_ / repeat_interleave ------------------------------------------------------
+// Over self as a flat tensor in its logical order; a negative index counts from the end. Out of
+// range indices are index_select's / index_put_'s IndexError.
+
+at::Tensor flatIndex(const at::Tensor& self, const at::Tensor& index, const char* op) {
+  TORCH_CHECK(index.scalar_type() == at::kLong, op,
+              "(): Expected a long tensor for index, but got ", index.scalar_type());
+  TORCH_CHECK_INDEX(self.numel() > 0 || index.numel() == 0, op,
+                    "(): tried to take from an empty tensor");
+  const at::Tensor flat = index.reshape({-1});
+  return at::where(flat < 0, flat + self.numel(), flat);
+}
+
+struct Take {
+  static bool native(const at::Tensor& self, const at::Tensor&) {
+    return kernelKnows(self.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& self, const at::Tensor& index, const Output& out) {
+    TORCH_CHECK(self.device() == index.device(),
+                "take(): self and index must be on the same device");
+    out.checkNoOverlap({self, index});
+    const at::Tensor picked =
+        self.reshape({-1}).index_select(0, flatIndex(self, index, "take")).view(index.sizes());
+    return into(out, picked);
+  }
+};
+
+struct Put {
+  static bool native(const at::Tensor& self, const at::Tensor&, const at::Tensor& source, bool) {
+    return kernelKnows(self.scalar_type()) && source.scalar_type() == self.scalar_type();
+  }
+  static at::Tensor& compute(at::Tensor& self, const at::Tensor& index, const at::Tensor& source,
+                             bool accumulate) {
+    TORCH_CHECK_INDEX(index.numel() == source.numel(),
+                      "put_(): Expected source and index to have the same number of elements, "
+                      "but got source.numel() = ",
+                      source.numel(), ", index.numel() = ", index.numel());
+    const at::Tensor position = flatIndex(self, index, "put_");
+    at::Tensor flat = self.is_contiguous() ? self.view({-1}) : self.contiguous().view({-1});
+    flat.index_put_({position}, source.reshape({-1}), accumulate);
+    if (!flat.is_alias_of(self)) self.copy_(flat.view(self.sizes()));
+    return self;
+  }
+};
+
+// The indices 0, 1, ... each repeated repeats[i] times: position j of the result is the number
+// of cumulative repeats at or below j. The length is read from the device (a sync, as on CUDA)
+// unless output_size gives it.
+struct RepeatInterleave {
+  static bool native(const at::Tensor& repeats, std::optional<c10::SymInt>) {
+    return repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt;
+  }
+  static at::Tensor compute(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
+    TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+    const at::Tensor ends = repeats.cumsum(0, at::kLong);
+    int64_t total = 0;
+    if (output_size) {
+      total = output_size->expect_int();
+    } else if (repeats.numel() > 0) {
+      const at::Tensor summary = at::stack({repeats.min().to(at::kLong), ends[-1]}).cpu();
+      TORCH_CHECK(summary[0].item<int64_t>() >= 0, "repeats can not be negative");
+      total = summary[1].item<int64_t>();
+    }
+    const at::Tensor positions = at::arange(total, ends.options());
+    return at::searchsorted(ends, positions, repeats.scalar_type() == at::kInt, /*right=*/true);
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Gather>(m, "gather", nullptr, "gather.out");
   registerForms<ScatterSrc<IndexMode::Copy>>(m, "scatter.src", "scatter_.src", "scatter.src_out");
@@ -708,6 +779,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<EmbeddingRenorm>(m, "embedding_renorm_");
   registerForms<Index>(m, "index.Tensor", nullptr, "index.Tensor_out");
   registerNative<IndexPut>(m, "_index_put_impl_");
+  registerForms<Take>(m, "take", nullptr, "take.out");
+  registerNative<Put>(m, "put_");
+  registerNative<RepeatInterleave>(m, "repeat_interleave.Tensor");
 }
 
 }  // namespace

@@ -642,8 +642,20 @@ struct CumExtremum {
   }
 };
 
+// The sum of a matrix's diagonal; integers sum into int64, as sum() and CPU's trace do.
+struct Trace {
+  static bool native(const Tensor& self) {
+    return kernelSupports(self.scalar_type()) && self.scalar_type() != at::kBool;
+  }
+  static Tensor compute(const Tensor& self) {
+    TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+    return self.diagonal().sum();
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<SumFull>(m, "sum");
+  registerNative<Trace>(m, "trace");
   registerForms<Sum>(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
   registerForms<NanSum>(m, "nansum", nullptr, "nansum.out");
   registerNative<MeanFull>(m, "mean");

@@ -264,8 +264,34 @@ struct Roll {
   }
 };
 
+// nn.ChannelShuffle: the channels as [groups, C / groups], transposed.
+struct ChannelShuffle {
+  static bool native(const at::Tensor&, c10::SymInt) { return true; }
+  static at::Tensor compute(const at::Tensor& self, c10::SymInt groups_) {
+    const int64_t groups = groups_.expect_int();
+    TORCH_CHECK(self.dim() > 2,
+                "channel_shuffle expects input with > 2 dims, but got input with sizes ",
+                self.sizes());
+    TORCH_CHECK(
+        groups > 0,
+        "Number of groups to divide channels in must be positive. Value of groups:", groups);
+    const int64_t c = self.size(1);
+    TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c,
+                " channels and ", groups, " groups.");
+    if (self.numel() == 0) return self.clone();
+    std::vector<int64_t> grouped{self.size(0), groups, c / groups};
+    grouped.insert(grouped.end(), self.sizes().begin() + 2, self.sizes().end());
+    return self.reshape(grouped)
+        .transpose(1, 2)
+        .reshape(self.sizes())
+        .contiguous(self.suggest_memory_format());
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Nonzero>(m, "nonzero", nullptr, "nonzero.out");
+  registerNative<ChannelShuffle>(m, "channel_shuffle");
+  registerNative<ChannelShuffle>(m, "native_channel_shuffle");
   registerForms<Cat>(m, "cat", nullptr, "cat.out");
   registerForms<Triangle<true>>(m, "triu", "triu_", "triu.out");
   registerForms<Triangle<false>>(m, "tril", "tril_", "tril.out");
