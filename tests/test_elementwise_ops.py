@@ -747,6 +747,84 @@ def test_fused_adamw_on_large_and_transposed_params_matches_cpu(dtype, tensor_lr
     assert "aten::_fused_adamw_.tensor_lr" not in torch_accel.fallback_counts()
 
 
+SGD_CASES = [
+    dict(momentum=0.0),
+    dict(momentum=0.9, dampening=0.1, weight_decay=0.05),
+    dict(momentum=0.9, nesterov=True, maximize=True),
+]
+ADAGRAD_CASES = [dict(), dict(lr_decay=0.01, weight_decay=0.05, maximize=True)]
+
+
+@pytest.mark.parametrize(
+    "optim,kw",
+    [(torch.optim.SGD, k) for k in SGD_CASES] + [(torch.optim.Adagrad, k) for k in ADAGRAD_CASES],
+    ids=[f"sgd{i}" for i in range(len(SGD_CASES))]
+    + [f"adagrad{i}" for i in range(len(ADAGRAD_CASES))],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("tensor_lr", [False, True])
+def test_fused_sgd_and_adagrad_match_cpu(optim, kw, dtype, tensor_lr):
+    """SGD(fused=True) and Adagrad(fused=True): parameters of several host chunks with a
+    ragged end, a transposed one (its state staged), several steps (SGD's momentum buffer
+    starts as the first gradient), and a device lr. The reference is CPU's foreach optimizer:
+    CPU's fused kernels walk a transposed parameter and its contiguous grad in different orders
+    (torch 2.13), which CUDA's and ours do not."""
+    torch.manual_seed(6)
+    shapes = [(3000,), (40, 70), (7,)]
+    base = [torch.randn(s, dtype=torch.float64).to(dtype) for s in shapes]
+    base[1] = base[1].t()
+    runs = []
+    for dev in ("cpu", "accel"):
+        params = [torch.nn.Parameter(b.to(dev)) for b in base]
+        lr = torch.tensor(0.05, device=dev) if tensor_lr and dev == "accel" else 0.05
+        kind = dict(foreach=True) if dev == "cpu" else dict(fused=True)
+        runs.append((params, optim(params, lr=lr, **kind, **kw), dev))
+    for _ in range(3):
+        grads = [torch.randn(b.shape, dtype=torch.float64).to(dtype) for b in base]
+        for params, opt, dev in runs:
+            for p, g in zip(params, grads):
+                p.grad = g.to(dev)
+            opt.step()
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+    for pc, pa in zip(runs[0][0], runs[1][0]):
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), **tol)
+        for key, value in runs[0][1].state[pc].items():
+            torch.testing.assert_close(runs[1][1].state[pa][key].cpu(), value, **tol)
+    assert not [k for k in torch_accel.fallback_counts() if "_fused_" in k]
+
+
+@pytest.mark.parametrize("optim", [torch.optim.SGD, torch.optim.Adagrad])
+def test_fused_sgd_and_adagrad_under_grad_scaler(optim):
+    """GradScaler hands the fused kernels its scale and found_inf: unscaled gradients, and a
+    skipped step when a gradient overflowed, as on CPU."""
+    runs = []
+    for dev in ("cpu", "accel"):
+        cpu, _ = _linear_pair()
+        model = cpu.to(dev)
+        kw = dict(momentum=0.9) if optim is torch.optim.SGD else {}
+        runs.append(
+            (
+                model,
+                optim(model.parameters(), lr=0.1, fused=True, **kw),
+                torch.amp.GradScaler(dev, init_scale=1024.0),
+                dev,
+            )
+        )
+    for step in range(3):
+        x = torch.randn(16, 8)
+        for model, opt, scaler, dev in runs:
+            opt.zero_grad()
+            loss = model(x.to(dev)).pow(2).sum() * (float("inf") if step == 1 else 1.0)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+    (mc, _, sc, _), (ma, _, sa, _) = runs
+    assert sa.get_scale() == sc.get_scale()
+    for pc, pa in zip(mc.parameters(), ma.parameters()):
+        torch.testing.assert_close(pa.detach().cpu(), pc.detach(), rtol=1e-5, atol=1e-6)
+    assert not [k for k in torch_accel.fallback_counts() if "_fused_" in k]
+
+
 def test_grad_scaler_skips_step_on_inf():
     cpu, acc = _linear_pair()
     scaler = torch.amp.GradScaler("accel", init_scale=1024.0)

@@ -1,7 +1,8 @@
-// Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ (Adam/AdamW(fused=True)), and
+// Optimizer and AMP ops: torch._fused_adam_ / _fused_adamw_ / _fused_sgd_ / _fused_adagrad_
+// (Adam/AdamW/SGD/Adagrad(fused=True)), and
 // GradScaler's _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_. Their small
 // control tensors (steps, lr, found_inf, inv_scale, the growth tracker) stay on the device: the AMP
-// kernels read them themselves, and so does the fused Adam kernel (kernels/optimizer.h).
+// kernels read them themselves, and so do the fused optimizer kernels (kernels/optimizer.h).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -58,63 +59,98 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
 
 // The device scalar `t` as a float32 one-element tensor (GradScaler's and the steps' dtype
 // already, so this is usually `t` itself).
-at::Tensor floatScalar(const at::Tensor& t, const at::Tensor& param, const char* what) {
-  TORCH_CHECK(t.device() == param.device(), "_fused_adam: ", what, " must be on ", param.device(),
+at::Tensor floatScalar(const at::Tensor& t, const at::Tensor& param, const char* op,
+                       const char* what) {
+  TORCH_CHECK(t.device() == param.device(), op, ": ", what, " must be on ", param.device(),
               ", got ", t.device());
-  TORCH_CHECK(t.numel() == 1, "_fused_adam: ", what, " must have one element, got ", t.numel());
+  TORCH_CHECK(t.numel() == 1, op, ": ", what, " must have one element, got ", t.numel());
   return t.scalar_type() == c10::kFloat ? t : t.to(c10::kFloat);
 }
+
+const float* optionalScalar(const c10::optional<at::Tensor>& t, const at::Tensor& param,
+                            const char* op, const char* what, at::Tensor& keep) {
+  if (!t || !t->defined()) return nullptr;
+  keep = floatScalar(*t, param, op, what);
+  return keep.const_data_ptr<float>();
+}
+
+// A float64 device lr (a tensor lr), or undefined for a CPU one, whose value `lr` takes.
+at::Tensor deviceLr(const at::Tensor& lr, const at::Tensor& param, double* value) {
+  if (lr.is_cpu()) {
+    *value = lr.item<double>();
+    return at::Tensor();
+  }
+  TORCH_CHECK(lr.device() == param.device(), "lr must be on the same GPU device as the params");
+  return lr.to(c10::kDouble);
+}
+
+// One parameter's tensors (param, grad, then its state) as the kernels take them: contiguous,
+// in the parameter's dtype. A tensor of another dtype or layout is staged through a copy, which
+// finish() writes back (the grad only when asked: it changes only when it is unscaled).
+class Staged {
+ public:
+  Staged(std::vector<at::Tensor> tensors, const at::Tensor& first, const char* op)
+      : given_(std::move(tensors)) {
+    const at::Tensor& param = given_[0];
+    TORCH_CHECK(param.is_privateuseone() && param.device() == first.device(), op,
+                ": all tensors must be on ", first.device());
+    TORCH_CHECK(c10::isFloatingType(param.scalar_type()), op,
+                ": params must be floating point, got ", param.scalar_type());
+    for (const at::Tensor& t : given_) {
+      TORCH_CHECK(t.device() == param.device() && t.numel() == param.numel(), op,
+                  ": grads and state must match their parameter's device and size");
+      staged_.push_back(t.scalar_type() == param.scalar_type() && t.is_contiguous()
+                            ? t
+                            : t.to(param.scalar_type()).contiguous());
+    }
+  }
+  char* operator[](size_t i) const { return static_cast<char*>(staged_[i].data_ptr()); }
+  kernels::DType dtype() const { return toKernelDType(given_[0].scalar_type()); }
+  int64_t numel() const { return given_[0].numel(); }
+  void finish(bool grad_written) {
+    for (size_t k = 0; k < given_.size(); ++k) {
+      if (!staged_[k].is_same(given_[k]) && (k != 1 || grad_written))
+        at::Tensor(given_[k]).copy_(staged_[k]);
+    }
+  }
+
+ private:
+  std::vector<at::Tensor> given_, staged_;
+};
 
 // One Adam (decoupled = false: L2 weight decay added to the gradient) or AdamW (decoupled:
 // the parameter decays) step over a group of parameters, one kernel launch per parameter
 // (kernels/optimizer.h). `lr_tensor` is a float64 device scalar, or undefined to use `lr`.
-// State of another dtype or layout than the parameter's is staged through contiguous copies.
 void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps,
                double lr, const at::Tensor& lr_tensor, double beta1, double beta2,
                double weight_decay, double eps, bool amsgrad, bool maximize,
                const c10::optional<at::Tensor>& grad_scale,
                const c10::optional<at::Tensor>& found_inf, bool decoupled) {
+  const char* op = decoupled ? "_fused_adamw_" : "_fused_adam_";
   const size_t n = params.size();
   TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n &&
                   steps.size() == n && (!amsgrad || max_exp_avg_sqs.size() == n),
-              "_fused_adamw_: all tensor lists must have the same length");
+              op, ": all tensor lists must have the same length");
   if (n == 0) return;
   const at::Tensor& first = params[0];
-  const at::Tensor scale = grad_scale && grad_scale->defined()
-                               ? floatScalar(*grad_scale, first, "grad_scale")
-                               : at::Tensor();
-  const at::Tensor inf = found_inf && found_inf->defined()
-                             ? floatScalar(*found_inf, first, "found_inf")
-                             : at::Tensor();
+  at::Tensor scale, inf;
+  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
+  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
   const int device = first.device().index();
   for (size_t i = 0; i < n; ++i) {
-    const at::Tensor& param = params[i];
-    TORCH_CHECK(param.is_privateuseone() && param.device() == first.device(),
-                "_fused_adamw_: all tensors must be on ", first.device());
-    TORCH_CHECK(c10::isFloatingType(param.scalar_type()),
-                "_fused_adamw_: params must be floating point, got ", param.scalar_type());
-    TORCH_CHECK(steps[i].device() == param.device(),
-                "_fused_adamw_: state_steps must be on the parameters' device");
-    const at::Tensor step = floatScalar(steps[i], param, "state_steps");
-    std::vector<at::Tensor> state{param, grads[i], exp_avgs[i], exp_avg_sqs[i]};
+    std::vector<at::Tensor> state{params[i], grads[i], exp_avgs[i], exp_avg_sqs[i]};
     if (amsgrad) state.push_back(max_exp_avg_sqs[i]);
-    std::vector<at::Tensor> staged;
-    for (const at::Tensor& t : state) {
-      TORCH_CHECK(t.device() == param.device() && t.numel() == param.numel(),
-                  "_fused_adamw_: grads and state must match their parameter's device and size");
-      staged.push_back(t.scalar_type() == param.scalar_type() && t.is_contiguous()
-                           ? t
-                           : t.to(param.scalar_type()).contiguous());
-    }
+    Staged t(std::move(state), first, op);
+    const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
     kernels::AdamDesc d;
-    d.dtype = toKernelDType(param.scalar_type());
-    d.numel = param.numel();
-    d.param = static_cast<char*>(staged[0].data_ptr());
-    d.grad = static_cast<char*>(staged[1].data_ptr());
-    d.exp_avg = static_cast<char*>(staged[2].data_ptr());
-    d.exp_avg_sq = static_cast<char*>(staged[3].data_ptr());
-    if (amsgrad) d.max_exp_avg_sq = static_cast<char*>(staged[4].data_ptr());
+    d.dtype = t.dtype();
+    d.numel = t.numel();
+    d.param = t[0];
+    d.grad = t[1];
+    d.exp_avg = t[2];
+    d.exp_avg_sq = t[3];
+    if (amsgrad) d.max_exp_avg_sq = t[4];
     d.step = step.const_data_ptr<float>();
     d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
     d.lr = lr;
@@ -122,16 +158,12 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
     d.beta2 = beta2;
     d.weight_decay = weight_decay;
     d.eps = eps;
-    d.grad_scale = scale.defined() ? scale.const_data_ptr<float>() : nullptr;
-    d.found_inf = inf.defined() ? inf.const_data_ptr<float>() : nullptr;
+    d.grad_scale = scale_ptr;
+    d.found_inf = inf_ptr;
     d.maximize = maximize;
     d.decoupled = decoupled;
     ACCEL_RT_CHECK(kernels::optimizerTable().adam(d, currentRuntimeStream(device)), device);
-    for (size_t k = 0; k < state.size(); ++k) {
-      // The grad is only written when it is unscaled; the rest always.
-      if (!staged[k].is_same(state[k]) && (k != 1 || scale.defined()))
-        at::Tensor(state[k]).copy_(staged[k]);
-    }
+    t.finish(scale_ptr != nullptr);
   }
 }
 
@@ -153,15 +185,132 @@ void fused_adam_tensor_lr(at::TensorList params, at::TensorList grads, at::Tenso
                           const c10::optional<at::Tensor>& grad_scale,
                           const c10::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
-  if (lr.is_cpu()) {
-    fused_adam_<Decoupled>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                           lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize,
-                           grad_scale, found_inf);
-    return;
+  double value = 0;
+  const at::Tensor device_lr = deviceLr(lr, params[0], &value);
+  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, value, device_lr, beta1,
+            beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+}
+
+// SGD(fused=True): one launch per parameter; with momentum, the buffers the caller allocated
+// start as the gradients on the first step.
+void fusedSgd(at::TensorList params, at::TensorList grads, at::TensorList buffers,
+              double weight_decay, double momentum, double lr, const at::Tensor& lr_tensor,
+              double dampening, bool nesterov, bool maximize, bool is_first_step,
+              const c10::optional<at::Tensor>& grad_scale,
+              const c10::optional<at::Tensor>& found_inf) {
+  const char* op = "_fused_sgd_";
+  const size_t n = params.size();
+  const bool with_momentum = momentum != 0;
+  TORCH_CHECK(grads.size() == n && (!with_momentum || buffers.size() == n), op,
+              ": all tensor lists must have the same length");
+  if (n == 0) return;
+  const at::Tensor& first = params[0];
+  at::Tensor scale, inf;
+  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
+  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
+  const int device = first.device().index();
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<at::Tensor> state{params[i], grads[i]};
+    if (with_momentum) state.push_back(buffers[i]);
+    Staged t(std::move(state), first, op);
+    kernels::SgdDesc d;
+    d.dtype = t.dtype();
+    d.numel = t.numel();
+    d.param = t[0];
+    d.grad = t[1];
+    if (with_momentum) d.momentum_buffer = t[2];
+    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
+    d.lr = lr;
+    d.weight_decay = weight_decay;
+    d.momentum = momentum;
+    d.dampening = dampening;
+    d.grad_scale = scale_ptr;
+    d.found_inf = inf_ptr;
+    d.nesterov = nesterov;
+    d.maximize = maximize;
+    d.first_step = is_first_step;
+    ACCEL_RT_CHECK(kernels::optimizerTable().sgd(d, currentRuntimeStream(device)), device);
+    t.finish(scale_ptr != nullptr);
   }
-  TORCH_CHECK(lr.device() == params[0].device(), "lr must be on the same GPU device as the params");
-  fusedAdam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, 0.0, lr.to(c10::kDouble),
-            beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, Decoupled);
+}
+
+void fused_sgd_(at::TensorList params, at::TensorList grads, at::TensorList buffers,
+                double weight_decay, double momentum, double lr, double dampening, bool nesterov,
+                bool maximize, bool is_first_step, const c10::optional<at::Tensor>& grad_scale,
+                const c10::optional<at::Tensor>& found_inf) {
+  fusedSgd(params, grads, buffers, weight_decay, momentum, lr, at::Tensor(), dampening, nesterov,
+           maximize, is_first_step, grad_scale, found_inf);
+}
+
+void fused_sgd_tensor_lr(at::TensorList params, at::TensorList grads, at::TensorList buffers,
+                         double weight_decay, double momentum, const at::Tensor& lr,
+                         double dampening, bool nesterov, bool maximize, bool is_first_step,
+                         const c10::optional<at::Tensor>& grad_scale,
+                         const c10::optional<at::Tensor>& found_inf) {
+  if (params.empty()) return;
+  double value = 0;
+  const at::Tensor device_lr = deviceLr(lr, params[0], &value);
+  fusedSgd(params, grads, buffers, weight_decay, momentum, value, device_lr, dampening, nesterov,
+           maximize, is_first_step, grad_scale, found_inf);
+}
+
+// Adagrad(fused=True): one launch per parameter, reading its incremented step on the device.
+void fusedAdagrad(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                  at::TensorList steps, double lr, const at::Tensor& lr_tensor, double lr_decay,
+                  double weight_decay, double eps, bool maximize,
+                  const c10::optional<at::Tensor>& grad_scale,
+                  const c10::optional<at::Tensor>& found_inf) {
+  const char* op = "_fused_adagrad_";
+  const size_t n = params.size();
+  TORCH_CHECK(grads.size() == n && state_sums.size() == n && steps.size() == n, op,
+              ": all tensor lists must have the same length");
+  if (n == 0) return;
+  const at::Tensor& first = params[0];
+  at::Tensor scale, inf;
+  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
+  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
+  const int device = first.device().index();
+  for (size_t i = 0; i < n; ++i) {
+    Staged t({params[i], grads[i], state_sums[i]}, first, op);
+    const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
+    kernels::AdagradDesc d;
+    d.dtype = t.dtype();
+    d.numel = t.numel();
+    d.param = t[0];
+    d.grad = t[1];
+    d.state_sum = t[2];
+    d.step = step.const_data_ptr<float>();
+    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
+    d.lr = lr;
+    d.lr_decay = lr_decay;
+    d.weight_decay = weight_decay;
+    d.eps = eps;
+    d.grad_scale = scale_ptr;
+    d.found_inf = inf_ptr;
+    d.maximize = maximize;
+    ACCEL_RT_CHECK(kernels::optimizerTable().adagrad(d, currentRuntimeStream(device)), device);
+    t.finish(scale_ptr != nullptr);
+  }
+}
+
+void fused_adagrad_(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                    at::TensorList steps, double lr, double lr_decay, double weight_decay,
+                    double eps, bool maximize, const c10::optional<at::Tensor>& grad_scale,
+                    const c10::optional<at::Tensor>& found_inf) {
+  fusedAdagrad(params, grads, state_sums, steps, lr, at::Tensor(), lr_decay, weight_decay, eps,
+               maximize, grad_scale, found_inf);
+}
+
+void fused_adagrad_tensor_lr(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                             at::TensorList steps, const at::Tensor& lr, double lr_decay,
+                             double weight_decay, double eps, bool maximize,
+                             const c10::optional<at::Tensor>& grad_scale,
+                             const c10::optional<at::Tensor>& found_inf) {
+  if (params.empty()) return;
+  double value = 0;
+  const at::Tensor device_lr = deviceLr(lr, params[0], &value);
+  fusedAdagrad(params, grads, state_sums, steps, value, device_lr, lr_decay, weight_decay, eps,
+               maximize, grad_scale, found_inf);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -171,6 +320,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_.tensor_lr", fused_adam_tensor_lr<true>);
   m.impl("_fused_adam_", fused_adam_<false>);
   m.impl("_fused_adam_.tensor_lr", fused_adam_tensor_lr<false>);
+  m.impl("_fused_sgd_", fused_sgd_);
+  m.impl("_fused_sgd_.tensor_lr", fused_sgd_tensor_lr);
+  m.impl("_fused_adagrad_", fused_adagrad_);
+  m.impl("_fused_adagrad_.tensor_lr", fused_adagrad_tensor_lr);
 }
 
 }  // namespace

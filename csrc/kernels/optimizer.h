@@ -1,7 +1,9 @@
-// The fused optimizer kernels: one Adam/AdamW step over a parameter and its state in a single
-// pass (torch._fused_adam_ / _fused_adamw_, i.e. Adam(fused=True), and HF Trainer's default
-// "adamw_torch_fused"). The step count, a tensor lr, GradScaler's scale and found_inf stay on
-// the device and the kernel reads them itself, so a step never synchronises with the host.
+// The fused optimizer kernels: one Adam/AdamW, SGD or Adagrad step over a parameter and its
+// state in a single pass (torch._fused_adam_ / _fused_adamw_ / _fused_sgd_ / _fused_adagrad_,
+// i.e. Adam(fused=True), ..., and HF Trainer's default "adamw_torch_fused"). The step count, a
+// tensor lr, GradScaler's scale and found_inf stay on the device and the kernels read them
+// themselves, so a step never synchronises with the host. The element math is CUDA's fused
+// kernels'.
 #pragma once
 
 #include <cmath>
@@ -29,8 +31,8 @@ struct AdamDesc {
   bool decoupled = false;  // AdamW: the parameter decays, instead of L2 added to the gradient
 };
 
-// Elements [i * run, (i + 1) * run): the bias corrections are computed once per run (a whole
-// chunk on the host, one element per CUDA thread), the element math as CUDA's fused kernel.
+// Elements [i * run, (i + 1) * run) (a whole chunk on the host, one element per CUDA thread):
+// the bias corrections are computed once per run.
 template <class T>
 struct AdamOp {
   AdamDesc d;
@@ -85,35 +87,159 @@ struct AdamOp {
   }
 };
 
+// SGD with momentum: param, grad and momentum_buffer share this floating dtype and are
+// contiguous, numel elements each.
+struct SgdDesc {
+  DType dtype = DType::Float;
+  int64_t numel = 0;
+  char* param = nullptr;
+  char* grad = nullptr;             // written back unscaled when grad_scale is set
+  char* momentum_buffer = nullptr;  // null when momentum is 0
+  const double* lr_tensor = nullptr;
+  double lr = 0, weight_decay = 0, momentum = 0, dampening = 0;
+  const float* grad_scale = nullptr;
+  const float* found_inf = nullptr;
+  bool nesterov = false, maximize = false;
+  bool first_step = false;  // the buffer starts as the gradient
+};
+
+template <class T>
+struct SgdOp {
+  SgdDesc d;
+  int64_t run;
+
+  ACCEL_HD int64_t elementsPerIndex() const { return run; }
+
+  ACCEL_HD bool operator()(int64_t i) const {
+    using A = OpMath<T>;
+    if (d.found_inf != nullptr && *d.found_inf != 0.0f) return true;
+    const A lr = static_cast<A>(d.lr_tensor != nullptr ? *d.lr_tensor : d.lr);
+    const A decay = static_cast<A>(d.weight_decay), momentum = static_cast<A>(d.momentum);
+    const A keep = static_cast<A>(1.0 - d.dampening);
+    T* param = reinterpret_cast<T*>(d.param);
+    T* grad = reinterpret_cast<T*>(d.grad);
+    T* buf = reinterpret_cast<T*>(d.momentum_buffer);
+    const int64_t end = (i + 1) * run < d.numel ? (i + 1) * run : d.numel;
+    for (int64_t e = i * run; e < end; ++e) {
+      A g = castTo<A>(grad[e]);
+      if (d.grad_scale != nullptr) {
+        g = g / static_cast<A>(*d.grad_scale);
+        grad[e] = castTo<T>(g);
+      }
+      if (d.maximize) g = -g;
+      const A p = castTo<A>(param[e]);
+      if (decay != A(0)) g += decay * p;
+      if (buf != nullptr) {
+        const A b = d.first_step ? g : momentum * castTo<A>(buf[e]) + keep * g;
+        buf[e] = castTo<T>(b);
+        g = d.nesterov ? g + momentum * b : b;
+      }
+      param[e] = castTo<T>(p - lr * g);
+    }
+    return true;
+  }
+};
+
+// Adagrad: param, grad and state_sum share this floating dtype and are contiguous.
+struct AdagradDesc {
+  DType dtype = DType::Float;
+  int64_t numel = 0;
+  char* param = nullptr;
+  char* grad = nullptr;  // written back unscaled when grad_scale is set
+  char* state_sum = nullptr;
+  const float* step = nullptr;  // already incremented for this step
+  const double* lr_tensor = nullptr;
+  double lr = 0, lr_decay = 0, weight_decay = 0, eps = 0;
+  const float* grad_scale = nullptr;
+  const float* found_inf = nullptr;
+  bool maximize = false;
+};
+
+template <class T>
+struct AdagradOp {
+  AdagradDesc d;
+  int64_t run;
+
+  ACCEL_HD int64_t elementsPerIndex() const { return run; }
+
+  ACCEL_HD bool operator()(int64_t i) const {
+    using A = OpMath<T>;
+    if (d.found_inf != nullptr && *d.found_inf != 0.0f) return true;
+    const double lr = d.lr_tensor != nullptr ? *d.lr_tensor : d.lr;
+    const A clr = static_cast<A>(lr / (1.0 + (static_cast<double>(*d.step) - 1.0) * d.lr_decay));
+    const A decay = static_cast<A>(d.weight_decay), eps = static_cast<A>(d.eps);
+    T* param = reinterpret_cast<T*>(d.param);
+    T* grad = reinterpret_cast<T*>(d.grad);
+    T* sum = reinterpret_cast<T*>(d.state_sum);
+    const int64_t end = (i + 1) * run < d.numel ? (i + 1) * run : d.numel;
+    for (int64_t e = i * run; e < end; ++e) {
+      A g = castTo<A>(grad[e]);
+      if (d.grad_scale != nullptr) {
+        g = g / static_cast<A>(*d.grad_scale);
+        grad[e] = castTo<T>(g);
+      }
+      if (d.maximize) g = -g;
+      const A p = castTo<A>(param[e]);
+      if (decay != A(0)) g += p * decay;
+      const A s = castTo<A>(sum[e]) + g * g;
+      sum[e] = castTo<T>(s);
+      param[e] = castTo<T>(p - clr * (g / (std::sqrt(s) + eps)));
+    }
+    return true;
+  }
+};
+
 struct OptimizerTable {
   rt::Error (*adam)(const AdamDesc& d, rt::Stream stream);
+  rt::Error (*sgd)(const SgdDesc& d, rt::Stream stream);
+  rt::Error (*adagrad)(const AdagradDesc& d, rt::Stream stream);
   template <class Exec>
   static OptimizerTable make();
 };
 const OptimizerTable& optimizerTable();  // the build of the driver in use
 
-// Exec::kAdamRun: elements per index of AdamOp (forEach runs the indices).
-template <class Exec>
-rt::Error launchAdam(const AdamDesc& d, rt::Stream stream) {
+// Op<T> over a descriptor's numel elements, Exec::kOptimizerRun elements per index (forEach
+// runs the indices); the descriptor's pointers were checked by the caller.
+template <class Exec, template <class> class Op, class Desc>
+rt::Error launchOptimizer(const Desc& d, rt::Stream stream) {
   if (d.numel == 0) return rt::Error::Success;
-  if (!isSupported(d.dtype) || d.param == nullptr || d.grad == nullptr || d.exp_avg == nullptr ||
-      d.exp_avg_sq == nullptr || d.step == nullptr)
+  if (!isSupported(d.dtype) || d.param == nullptr || d.grad == nullptr)
     return rt::Error::InvalidValue;
   return dispatchDType(d.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!isFloating<T>) {
       return rt::Error::InvalidValue;
     } else {
-      const int64_t run = Exec::kAdamRun;
-      return Exec::forEach((d.numel + run - 1) / run, /*serial=*/false, AdamOp<T>{d, run}, stream);
+      const int64_t run = Exec::kOptimizerRun;
+      return Exec::forEach((d.numel + run - 1) / run, /*serial=*/false, Op<T>{d, run}, stream);
     }
   });
 }
 
 template <class Exec>
+rt::Error launchAdam(const AdamDesc& d, rt::Stream stream) {
+  if (d.exp_avg == nullptr || d.exp_avg_sq == nullptr || d.step == nullptr)
+    return rt::Error::InvalidValue;
+  return launchOptimizer<Exec, AdamOp>(d, stream);
+}
+
+template <class Exec>
+rt::Error launchSgd(const SgdDesc& d, rt::Stream stream) {
+  return launchOptimizer<Exec, SgdOp>(d, stream);
+}
+
+template <class Exec>
+rt::Error launchAdagrad(const AdagradDesc& d, rt::Stream stream) {
+  if (d.state_sum == nullptr || d.step == nullptr) return rt::Error::InvalidValue;
+  return launchOptimizer<Exec, AdagradOp>(d, stream);
+}
+
+template <class Exec>
 OptimizerTable OptimizerTable::make() {
-  // The cast lets nvcc resolve the function template's address.
-  return {static_cast<decltype(OptimizerTable::adam)>(&launchAdam<Exec>)};
+  // The casts let nvcc resolve the function templates' addresses.
+  return {static_cast<decltype(OptimizerTable::adam)>(&launchAdam<Exec>),
+          static_cast<decltype(OptimizerTable::sgd)>(&launchSgd<Exec>),
+          static_cast<decltype(OptimizerTable::adagrad)>(&launchAdagrad<Exec>)};
 }
 
 }  // namespace accel::kernels

@@ -1,4 +1,4 @@
-// The optimizer family, built for the CUDA driver: AdamOp runs one element per thread.
+// The optimizer family, built for the CUDA driver: the optimizer ops run one element per thread.
 #include "kernels/optimizer.h"
 
 #include "kernels/cuda/executor.cuh"
@@ -8,7 +8,7 @@ namespace accel::kernels::cuda {
 namespace {
 
 struct OptimizerExecutor : Executor {
-  static constexpr int64_t kAdamRun = 1;
+  static constexpr int64_t kOptimizerRun = 1;
 };
 
 }  // namespace

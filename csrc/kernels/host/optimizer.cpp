@@ -1,4 +1,4 @@
-// The optimizer family, built for the host driver: AdamOp runs a chunk per index.
+// The optimizer family, built for the host driver: the optimizer ops run a chunk per index.
 #include "kernels/optimizer.h"
 
 #include "kernels/host/executor.h"
@@ -8,7 +8,7 @@ namespace accel::kernels::host {
 namespace {
 
 struct OptimizerExecutor : Executor {
-  static constexpr int64_t kAdamRun = 1024;
+  static constexpr int64_t kOptimizerRun = 1024;
 };
 
 }  // namespace
