@@ -862,3 +862,15 @@ def test_channel_shuffle(dtype):
         with pytest.raises(RuntimeError) as acc:
             torch.nn.functional.channel_shuffle(dev(bad[0]), bad[1])
         assert str(acc.value) == str(cpu.value)
+
+
+@pytest.mark.parametrize("fn", [torch.triu_indices, torch.tril_indices])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_triangle_indices(fn, dtype):
+    for row, col, offset in [(4, 4, 0), (3, 5, 1), (5, 3, -2), (3, 3, 10), (3, 3, -10), (0, 2, 0)]:
+        got = fn(row, col, offset, dtype=dtype, device="accel")
+        want = fn(row, col, offset, dtype=dtype)
+        assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+    assert_native()
+    with pytest.raises(RuntimeError, match="row must be non-negative"):
+        fn(-1, 3, device="accel")

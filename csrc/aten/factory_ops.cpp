@@ -142,12 +142,37 @@ struct EyeSquareOut {
   static at::Tensor& compute(int64_t n, at::Tensor& out) { return EyeOut::compute(n, n, out); }
 };
 
+// triu_indices / tril_indices: the [2, N] coordinates of a row x col matrix's upper (lower)
+// triangle from diagonal `offset` on, row by row: the positions a mask over the grid keeps,
+// found by nonzero (its count read from the device, as nonzero does).
+template <bool Upper>
+struct TriangleIndices {
+  static bool native(int64_t, int64_t, int64_t, std::optional<at::ScalarType> dtype,
+                     std::optional<at::Layout>, std::optional<at::Device>, std::optional<bool>) {
+    const at::ScalarType t = dtype.value_or(at::kLong);
+    return t == at::kLong || t == at::kInt;
+  }
+  static at::Tensor compute(int64_t row, int64_t col, int64_t offset,
+                            std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
+                            std::optional<at::Device> device, std::optional<bool>) {
+    TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+    TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+    const at::TensorOptions options = at::TensorOptions(at::kLong).device(device);
+    const at::Tensor above = at::arange(col, options).unsqueeze(0) -
+                             at::arange(row, options).unsqueeze(1);  // column - row
+    const at::Tensor keep = Upper ? above >= offset : above <= offset;
+    return keep.nonzero().t().to(dtype.value_or(at::kLong)).contiguous();
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<ArangeOut>(m, "arange.start_out");
   registerNative<LinspaceOut>(m, "linspace.out");
   registerNative<LogspaceOut>(m, "logspace.out");
   registerNative<EyeOut>(m, "eye.m_out");
   registerNative<EyeSquareOut>(m, "eye.out");
+  registerNative<TriangleIndices<true>>(m, "triu_indices");
+  registerNative<TriangleIndices<false>>(m, "tril_indices");
 }
 
 }  // namespace
