@@ -240,6 +240,17 @@ def test_float_statistics_as_cuda_returns_them(monkeypatch):
     assert result["status"] == "fail" and "not close" in result["error"]
 
 
+@pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_randomized_ops_project_alike_on_both_sides(name, dtype):
+    # Their random projection is drawn by torch.randn on the input's device: the CPU side draws
+    # on accel from the same seed, so the outputs differ by rounding only (with the CPU's own
+    # draws, U and V differed from accel's by up to 1.5).
+    op = next(op for op in OPS if coverage.op_key(op) == name)
+    result = coverage.check_op(op, dtype)
+    assert result["status"] in ("native", "fallback"), result["error"]
+
+
 def test_sort_ties_may_take_any_order_but_indices_must_select_the_values(monkeypatch):
     from torch.testing._internal.opinfo.core import SampleInput
 
