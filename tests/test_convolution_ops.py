@@ -61,6 +61,36 @@ def test_convolution_dtypes(dtype):
     no_fallback()
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_convolution_bias_rounds_once_in_half_precision(dtype):
+    # The bias is added before the one rounding to the dtype, as on CPU: a product rounded to
+    # the dtype and then added to the bias was off by up to an ulp (OpInfo's depthwise sample).
+    g = torch.Generator().manual_seed(4)
+    x = (torch.randn(2, 4, 6, 6, generator=g) * 8).to(dtype)
+    w = (torch.randn(4, 1, 3, 3, generator=g) * 8).to(dtype)
+    b = (torch.randn(4, generator=g) * 8).to(dtype)
+    kw = dict(padding=1, groups=4)
+    got = F.conv2d(x.to("accel"), w.to("accel"), b.to("accel"), **kw).cpu()
+    rounded_once = F.conv2d(x.double(), w.double(), b.double(), **kw).to(dtype)
+    torch.testing.assert_close(got, rounded_once, rtol=0, atol=0)
+    torch.testing.assert_close(got, F.conv2d(x, w, b, **kw), rtol=0, atol=0)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_convolution_bias_is_not_written(dtype):
+    # A one-element output has the bias's own shape: the output must still be a new tensor.
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(1, 1, 4, 4, 4, generator=g, dtype=dtype)
+    w = torch.randn(1, 1, 4, 4, 4, generator=g, dtype=dtype)
+    b = torch.randn(1, generator=g, dtype=dtype)
+    bias = b.to("accel")
+    got = F.conv3d(x.to("accel"), w.to("accel"), bias, stride=2, padding=2, dilation=2)
+    torch.testing.assert_close(got.cpu(), F.conv3d(x, w, b, stride=2, padding=2, dilation=2))
+    torch.testing.assert_close(bias.cpu(), b, rtol=0, atol=0)
+    no_fallback()
+
+
 def test_convolution_non_contiguous_and_channels_last():
     g = torch.Generator().manual_seed(3)
     x = torch.randn(2, 3, 10, 8, generator=g).transpose(2, 3)

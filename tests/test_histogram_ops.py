@@ -34,6 +34,20 @@ def test_histc_float_matches_cpu(dtype, shape, contiguous):
     no_fallback()
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_histc_half_precision_bins_in_float_as_cuda(dtype):
+    # CUDA computes the bin in float (its acc_type), as float32 histc does; CPU rounds each
+    # step to the dtype and puts some elements near an edge one bin off.
+    # Few enough elements that every count is exact in bfloat16 (at most 256).
+    x = (torch.randn(600, generator=torch.Generator().manual_seed(5)) * 4).to(dtype)
+    for bins, lo, hi in [(100, -10, 10), (7, -1.5, 3.25), (33, 0, 0)]:
+        got = torch.histc(x.to("accel"), bins=bins, min=lo, max=hi)
+        assert got.dtype == dtype
+        want = torch.histc(x.float(), bins=bins, min=lo, max=hi).to(dtype)
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    no_fallback()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64])
 def test_histc_data_range_when_min_equals_max(dtype):
     x = (torch.randn(200, generator=torch.Generator().manual_seed(4)) * 5).to(dtype)

@@ -237,6 +237,30 @@ def test_fallback_tensor_list_sharing_storage():
     assert_like_cpu(fn)
 
 
+@pytest.mark.parametrize("form", ["functional", "out"])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_fallback_output_takes_the_conjugate_bit_the_kernel_set(adjoint, form):
+    # linalg_lu_solve with left=False solves for X^H and then flips the result's conjugate
+    # bit instead of conjugating its values: the accel result must take that bit too.
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 3, generator=g, dtype=torch.complex64)
+    b = torch.randn(4, 3, generator=g, dtype=torch.complex64)
+    lu, pivots = torch.linalg.lu_factor(a)
+
+    def fn(d):
+        args = (lu.to(d), pivots.to(d), b.to(d))
+        if form == "functional":
+            return torch.linalg.lu_solve(*args, left=False, adjoint=adjoint)
+        out = torch.empty(4, 3, dtype=torch.complex64, device=d)
+        torch.linalg.lu_solve(*args, left=False, adjoint=adjoint, out=out)
+        return out
+
+    assert_like_cpu(fn, rtol=1e-5, atol=1e-5)
+    x = fn("accel")
+    assert x.is_conj() == fn("cpu").is_conj()
+    torch.testing.assert_close((x @ a.to("accel").mH if adjoint else x @ a.to("accel")).cpu(), b)
+
+
 # --- det / slogdet / logdet gradients of non-contiguous inputs ------------------------------
 
 

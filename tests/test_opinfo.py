@@ -160,6 +160,97 @@ def test_float64_reference_slack():
         coverage._reference_close(nan.to("accel"), cpu, ref, torch.bfloat16, "accel")
 
 
+def test_float64_reference_takes_equal_infinities_as_exact():
+    # masked log_softmax: -inf where masked on all three sides; inf - inf must not be a NaN
+    # error that fails every such sample.
+    ref = torch.tensor([float("-inf"), 1.0], dtype=torch.float64)
+    cpu = torch.tensor([float("-inf"), 1.5], dtype=torch.bfloat16)
+    near = ref.to(torch.bfloat16)
+    coverage._reference_close(near.to("accel"), cpu, ref, torch.bfloat16, "accel")
+    far = torch.tensor([float("-inf"), 3.0], dtype=torch.bfloat16)
+    with pytest.raises(AssertionError, match="float64"):
+        coverage._reference_close(far.to("accel"), cpu, ref, torch.bfloat16, "accel")
+
+
+def test_counts_pass_only_nearer_the_float64_histogram():
+    # Counts are judged by the counts moved in total, with no slack: a histogram as far from
+    # the float64 one as CPU's in its worst bin, but farther in total, fails.
+    ref = torch.tensor([3.0, 2.0, 0.0], dtype=torch.float64)
+    cpu = torch.tensor([2.0, 3.0, 0.0], dtype=torch.bfloat16)  # one count moved
+    exact = ref.to(torch.bfloat16).to("accel")
+    coverage._reference_close(exact, cpu, ref, torch.bfloat16, "accel", counts=True)
+    farther = torch.tensor([4.0, 1.0, 1.0], dtype=torch.bfloat16).to("accel")
+    coverage._reference_close(farther, cpu, ref, torch.bfloat16, "accel")  # the values' rule
+    with pytest.raises(AssertionError, match="float64"):
+        coverage._reference_close(farther, cpu, ref, torch.bfloat16, "accel", counts=True)
+
+
+def _histc_moving_a_count(monkeypatch, on: str):
+    # histc whose bfloat16 result on device ``on`` has one count moved to the next bin; the
+    # float64 reference stays exact.
+    op = next(op for op in OPS if coverage.op_key(op) == "histc")
+    real = op.op
+
+    def moved(x, *args, **kw):
+        r = real(x, *args, **kw)
+        full = (r > 0).nonzero()
+        if r.dtype != torch.bfloat16 or r.device.type != on or not len(full) or len(r) < 2:
+            return r
+        i = full[0].item()
+        r = r.clone()
+        r[i] -= 1
+        r[i + 1 if i + 1 < len(r) else i - 1] += 1
+        return r
+
+    monkeypatch.setattr(op, "op", moved)
+    return op
+
+
+def test_histc_passes_nearer_the_float64_histogram_than_cpu(monkeypatch):
+    result = coverage.check_op(_histc_moving_a_count(monkeypatch, "cpu"), torch.bfloat16, 8)
+    assert result["status"] == "native" and result["by_reference"] > 0, result["error"]
+    monkeypatch.undo()
+    result = coverage.check_op(_histc_moving_a_count(monkeypatch, "accel"), torch.bfloat16, 8)
+    assert result["status"] == "fail" and "not close" in result["error"]
+
+
+def test_float_statistics_as_cuda_returns_them(monkeypatch):
+    # native_layer_norm's mean and rstd come back in float32 for bfloat16 inputs, as on CUDA
+    # (CPU returns bfloat16): compared rounded to CPU's dtype; CPU's dtype or a wrong value
+    # fails.
+    op = next(op for op in OPS if coverage.op_key(op) == "native_layer_norm")
+    result = coverage.check_op(op, torch.bfloat16, 3)
+    assert result["status"] == "native", result["error"]
+    real = op.op
+
+    def stats_in_input_dtype(x, *args, **kw):
+        y, mean, rstd = real(x, *args, **kw)
+        return y, mean.to(x.dtype), rstd.to(x.dtype)
+
+    monkeypatch.setattr(op, "op", stats_in_input_dtype)
+    result = coverage.check_op(op, torch.bfloat16, 3)
+    assert result["status"] == "fail" and "CUDA returns torch.float32" in result["error"]
+
+    def wrong_mean(x, *args, **kw):
+        y, mean, rstd = real(x, *args, **kw)
+        return y, mean + (1 if x.device.type == coverage.DEVICE else 0), rstd
+
+    monkeypatch.setattr(op, "op", wrong_mean)
+    result = coverage.check_op(op, torch.bfloat16, 3)
+    assert result["status"] == "fail" and "not close" in result["error"]
+
+
+@pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_randomized_ops_project_alike_on_both_sides(name, dtype):
+    # Their random projection is drawn by torch.randn on the input's device: the CPU side draws
+    # on accel from the same seed, so the outputs differ by rounding only (with the CPU's own
+    # draws, U and V differed from accel's by up to 1.5).
+    op = next(op for op in OPS if coverage.op_key(op) == name)
+    result = coverage.check_op(op, dtype)
+    assert result["status"] in ("native", "fallback"), result["error"]
+
+
 def test_sort_ties_may_take_any_order_but_indices_must_select_the_values(monkeypatch):
     from torch.testing._internal.opinfo.core import SampleInput
 

@@ -520,6 +520,31 @@ def test_spatial_cross_entropy(reduction, weighted):
     assert_native()
 
 
+@pytest.mark.skipif(
+    not hasattr(F, "linear_cross_entropy"), reason="torch without F.linear_cross_entropy"
+)
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_chunked_linear_cross_entropy_accumulates_in_float(dtype, reduction):
+    # acc_policy="auto" takes CPU's picks on accel (float32 accumulation, "accurate"): by
+    # PyTorch's own default for an unknown device the float16 loss accumulated in float16.
+    from torch.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
+
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(16, 8, generator=g) * 2, torch.randn(50, 8, generator=g)
+    b, t = torch.randn(50, generator=g), torch.randint(0, 50, (16,), generator=g)
+
+    def loss(device):
+        x_, w_, b_ = (v.to(device, dtype) for v in (x, w, b))
+        options = LinearCrossEntropyOptions(batch_chunk_size=4)
+        return F.linear_cross_entropy(
+            x_, w_, t.to(device), linear_bias=b_, reduction=reduction, options=options
+        )
+
+    torch.testing.assert_close(loss("accel").cpu(), loss("cpu"))
+    assert_native()
+
+
 def test_nll_loss_target_out_of_bounds():
     # The failure is a sticky device error (as with CUDA's device-side assert), so it runs in a
     # fresh interpreter.

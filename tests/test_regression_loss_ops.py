@@ -43,6 +43,23 @@ def test_loss_and_gradient_match_cpu(name, reduction, dtype):
     torch.testing.assert_close(aa.grad.cpu(), ac.grad, **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_huber_loss_rounds_once_in_half_precision(dtype):
+    # Computed in float and rounded once: rounding delta and each step to the dtype was off by
+    # up to 2 ulps in float16 (OpInfo's delta=8.698 sample), where CPU computes in float.
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(8, 16, generator=g) * 20).to(dtype)
+    b = (torch.randn(8, 16, generator=g) * 20).to(dtype)
+    delta = 8.698115367693557
+    torch_accel.reset_fallback_counts()
+    got = F.huber_loss(a.to("accel"), b.to("accel"), reduction="none", delta=delta).cpu()
+    exact = F.huber_loss(a.double(), b.double(), reduction="none", delta=delta)
+    torch.testing.assert_close(got, exact.to(dtype), rtol=0, atol=0)
+    if dtype == torch.float16:  # CPU's float16 kernel computes in float too
+        torch.testing.assert_close(got, F.huber_loss(a, b, reduction="none", delta=delta))
+    assert torch_accel.fallback_counts() == {}
+
+
 def test_out_and_bad_arguments():
     a, b = torch.randn(5, 4), torch.randn(5, 4)
     out = torch.empty(0, device="accel")

@@ -41,6 +41,10 @@ from . import _sharing  # noqa: E402  accel tensors through torch.multiprocessin
 
 _sharing.install()
 
+from . import _linear_cross_entropy_defaults  # noqa: E402
+
+_linear_cross_entropy_defaults.install()
+
 
 def _install_compile_hook():
     # torch.compile support registers itself lazily, when Dynamo/Inductor load (_inductor/).

@@ -175,10 +175,20 @@ at::Tensor imageFromColumns(const at::Tensor& x, const at::Tensor& weight,
   return image;
 }
 
-// The column side from the image side: weight @ im2col(x).
-at::Tensor columnsFromImage(const at::Tensor& x, const at::Tensor& weight, const ConvShape& s) {
+// The column side from the image side: weight @ im2col(x), plus the bias. The bias is the
+// GEMM's C (beta = 1), so a half or bfloat16 output is rounded once, after the bias is added,
+// as CPU's is (a product rounded and then added to the bias was off by up to an ulp).
+at::Tensor columnsFromImage(const at::Tensor& x, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, const ConvShape& s) {
   const at::Tensor cols = im2col(x, s.w).view({s.batch * s.groups, s.imageRows(), s.w.positions()});
-  return at::bmm(s.batchedWeight(weight), cols).view(s.columnSideSizes());
+  if (!bias.has_value() || !bias->defined())
+    return at::bmm(s.batchedWeight(weight), cols).view(s.columnSideSizes());
+  const c10::DimVector sizes = s.columnSideSizes();
+  c10::DimVector shape(sizes.size(), 1);
+  shape[1] = s.column_channels;
+  at::Tensor out = bias->reshape(shape).expand(sizes).clone(at::MemoryFormat::Contiguous);
+  s.columnSide(out).baddbmm_(s.batchedWeight(weight), cols);
+  return out;
 }
 
 // The weight's gradient: sum over n of the column side times the image's columns transposed.
@@ -195,9 +205,7 @@ at::Tensor weightGrad(const at::Tensor& column_side, const at::Tensor& image_sid
 at::Tensor convForward(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, const ConvShape& s) {
   if (s.transposed) return imageFromColumns(input, weight, bias, s);
-  at::Tensor out = columnsFromImage(input, weight, s);
-  addBias(out, bias);
-  return out;
+  return columnsFromImage(input, weight, bias, s);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& grad_output,
@@ -207,7 +215,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convBackward(const at::Tensor& gr
                                                             std::array<bool, 3> mask) {
   at::Tensor grad_input, grad_weight, grad_bias;
   if (mask[0]) {
-    grad_input = s.transposed ? columnsFromImage(grad_output, weight, s)
+    grad_input = s.transposed ? columnsFromImage(grad_output, weight, std::nullopt, s)
                               : imageFromColumns(grad_output, weight, std::nullopt, s);
   }
   if (mask[1]) {

@@ -212,6 +212,11 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
       resized.push_back(&s);
     } else {
       copyDistinct(storedValues(s.accel), storedValues(s.cpu));
+      // A kernel may conjugate or negate an output by its bit rather than its values
+      // (linalg_lu_solve with left=False flips result's conjugate bit): the caller's tensor
+      // takes the bits that go with the stored values.
+      s.accel.unsafeGetTensorImpl()->_set_conj(s.cpu.is_conj());
+      s.accel.unsafeGetTensorImpl()->_set_neg(s.cpu.is_neg());
     }
   }
   for (const Slot* s : resized) copyBackResized(s->cpu, s->accel);

@@ -2,6 +2,7 @@
 // and huber_loss (reduction none, mean or sum), with ATen's formulas.
 #include <ATen/ops/abs.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/result_type.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
@@ -73,9 +74,14 @@ struct HuberLoss {
   static Tensor compute(const Tensor& self, const Tensor& target, int64_t reduction, double delta,
                         const Output& out) {
     TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-    const Tensor z = at::abs(self - target);
-    return into(
-        out, reduceLoss(at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction));
+    // Half and bfloat16 are computed in float and rounded once, as CPU's float16 kernel does
+    // (rounding each step was off by up to 2 ulps); the reduction then sums the rounded loss.
+    const at::ScalarType dtype = at::result_type(self, target);
+    const bool reduced = at::isReducedFloatingType(dtype);
+    const Tensor z =
+        reduced ? at::abs(self.to(at::kFloat) - target.to(at::kFloat)) : at::abs(self - target);
+    const Tensor loss = at::where(z < delta, z * 0.5 * z, (z - 0.5 * delta) * delta);
+    return into(out, reduceLoss(reduced ? loss.to(dtype) : loss, reduction));
   }
 };
 

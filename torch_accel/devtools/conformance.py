@@ -99,7 +99,7 @@ def _cpu_runs(op, dtype, max_samples, grad=False):
     for i, sample in enumerate(_samples(op, dtype, max_samples, requires_grad=grad)):
         cpu = _cpu_copy(sample, keep_grad=grad)
         try:
-            expected = op(cpu.input, *cpu.args, **cpu.kwargs)
+            expected = coverage.cpu_call(op, cpu)
         except Exception:  # noqa: BLE001  CPU rejects the sample: nothing to compare
             continue
         yield i, sample, cpu, expected
