@@ -874,3 +874,20 @@ def test_triangle_indices(fn, dtype):
     assert_native()
     with pytest.raises(RuntimeError, match="row must be non-negative"):
         fn(-1, 3, device="accel")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_unfold_backward_adds_overlapping_windows(dtype):
+    x = sample((3, 11, 2), dtype)
+    for dim, size, step in [(1, 4, 2), (1, 3, 3), (0, 2, 1), (-1, 1, 1)]:
+        grads = []
+        for dev in ("cpu", "accel"):
+            leaf = x.detach().to(dev).requires_grad_()
+            y = leaf.unfold(dim, size, step)
+            y.backward(torch.arange(y.numel(), dtype=dtype).view(y.shape).to(dev))
+            grads.append(leaf.grad.cpu())
+        torch.testing.assert_close(grads[1], grads[0])
+    scalar = torch.tensor(3.0, device="accel", requires_grad=True)
+    scalar.unfold(0, 1, 1).sum().backward()
+    assert scalar.grad.item() == 1.0
+    assert_native()

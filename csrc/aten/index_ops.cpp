@@ -759,6 +759,32 @@ struct RepeatInterleave {
   }
 };
 
+// The gradient of x.unfold(dim, size, step): each window's entries added back at the positions
+// they were read from (overlapping windows add up), one index_add_ over the flattened windows.
+struct UnfoldBackward {
+  static bool native(const at::Tensor& grad, c10::SymIntArrayRef, int64_t, int64_t, int64_t) {
+    return kernelKnows(grad.scalar_type());
+  }
+  static at::Tensor compute(const at::Tensor& grad, c10::SymIntArrayRef input_sizes, int64_t dim,
+                            int64_t size, int64_t step) {
+    const std::vector<int64_t> sizes = C10_AS_INTARRAYREF_SLOW(input_sizes).vec();
+    if (sizes.empty()) return grad.reshape({}).clone();  // a 0-dim input's one window
+    const int64_t d = c10::maybe_wrap_dim(dim, static_cast<int64_t>(sizes.size()));
+    const at::Tensor windows = grad.movedim(d, -2);  // [..., frames, size]
+    const int64_t frames = windows.size(-2);
+    const at::TensorOptions index = grad.options().dtype(at::kLong);
+    const at::Tensor position =
+        (at::arange(frames, index).unsqueeze(1) * step + at::arange(size, index).unsqueeze(0))
+            .reshape({-1});
+    std::vector<int64_t> moved = sizes;
+    moved.erase(moved.begin() + d);
+    moved.push_back(sizes[d]);
+    at::Tensor result = at::zeros(moved, grad.options());
+    result.index_add_(-1, position, windows.flatten(-2));
+    return result.movedim(-1, d).contiguous();
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Gather>(m, "gather", nullptr, "gather.out");
   registerForms<ScatterSrc<IndexMode::Copy>>(m, "scatter.src", "scatter_.src", "scatter.src_out");
@@ -782,6 +808,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Take>(m, "take", nullptr, "take.out");
   registerNative<Put>(m, "put_");
   registerNative<RepeatInterleave>(m, "repeat_interleave.Tensor");
+  registerNative<UnfoldBackward>(m, "unfold_backward");
 }
 
 }  // namespace
