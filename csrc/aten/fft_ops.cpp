@@ -1,11 +1,10 @@
 // torch.fft and torch.stft/istft on accel: _fft_c2c, _fft_r2c and _fft_c2r, composed of native
-// complex ops (cuFFT is not among our packages). A power-of-two length runs radix-2
-// decimation-in-time passes over the whole batch: pass m joins the length-m transforms of the
-// two interleaved halves of every length-2m subsequence, E + w^k O and E - w^k O, one complex
-// multiply, add, subtract and concatenation per pass. Any other length runs Bluestein's
-// chirp-z algorithm as a convolution through power-of-two transforms. Transforms, twiddles and
-// chirps are
-// computed in double. float and double (complex64 and complex128), as CPU.
+// complex ops (cuFFT is not among our packages). A length whose prime factors are all small
+// runs mixed-radix decimation-in-time passes over the whole batch: the pass of radix r joins
+// the r interleaved length-m transforms of every length-rm subsequence, a twiddle multiply and
+// one r x r DFT-matrix product (a GEMM) per pass. Any other length runs Bluestein's chirp-z
+// algorithm as a convolution through power-of-two transforms. Transforms, twiddles and chirps
+// are computed in double. float and double (complex64 and complex128), as CPU.
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/arange.h>
@@ -13,9 +12,9 @@
 #include <ATen/ops/complex.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/conj_physical.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/real.h>
 #include <ATen/ops/zeros.h>
-#include <c10/util/complex.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -28,26 +27,60 @@ namespace {
 
 using at::Tensor;
 
-// exp(sign * i * pi * angle) for a float64 `angle` tensor, in the complex dtype `type`.
-Tensor unitPhase(const Tensor& angle, double sign, at::ScalarType type) {
-  const Tensor a = angle * (sign * M_PI);
+// A pass's DFT-matrix product is r^2 work per element: larger prime factors go to Bluestein.
+constexpr int64_t kMaxRadix = 64;
+
+// exp(-2 pi i * turns) for a float64 `turns` tensor, in the complex dtype `type`.
+Tensor unitPhase(const Tensor& turns, at::ScalarType type) {
+  const Tensor a = turns * (-2 * M_PI);
   return at::complex(a.cos(), a.sin()).to(type);
 }
 
-bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+// n's radices, fours first, or none when a prime factor exceeds kMaxRadix.
+std::vector<int64_t> radices(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t r : {4, 2}) {
+    while (n % r == 0) {
+      out.push_back(r);
+      n /= r;
+    }
+  }
+  for (int64_t p = 3; p * p <= n; p += 2) {
+    while (n % p == 0) {
+      out.push_back(p);
+      n /= p;
+    }
+  }
+  if (n > 1) out.push_back(n);
+  for (int64_t r : out) {
+    if (r > kMaxRadix) return {};
+  }
+  return out;
+}
 
-// The forward DFT of `x` (complex, contiguous) along its last dimension, a power of two long.
-Tensor dftPowerOfTwo(const Tensor& x) {
+// The forward DFT of `x` (complex, contiguous) along its last dimension, of length the product
+// of `factors`.
+Tensor dftMixedRadix(const Tensor& x, const std::vector<int64_t>& factors) {
   const int64_t n = x.size(-1);
   const at::TensorOptions real = x.options().dtype(at::kDouble);
-  // [batch, offsets, m]: row r holds the length-m transform of x[r::n/m].
+  const at::ScalarType type = x.scalar_type();
+  // [batch, offsets, m]: row s holds the length-m transform of x[s::offsets].
   Tensor y = x.reshape({-1, n, 1});
-  for (int64_t m = 1; m < n; m *= 2) {
-    const int64_t half = y.size(1) / 2;
-    const Tensor even = y.narrow(1, 0, half);
-    const Tensor odd = y.narrow(1, half, half) *
-                       unitPhase(at::arange(m, real) / static_cast<double>(m), -1, x.scalar_type());
-    y = at::cat({even + odd, even - odd}, 2);
+  const int64_t batch = y.size(0);
+  for (int64_t r : factors) {
+    const int64_t stride = y.size(1) / r, m = y.size(2);
+    // Row s + q * stride is the q-th interleaved part of new subsequence s: group q first.
+    const Tensor q = at::arange(r, real).view({r, 1, 1, 1});
+    const Tensor k = at::arange(m, real).view({1, 1, 1, m});
+    const Tensor parts = y.view({batch, r, stride, m}).permute({1, 0, 2, 3}) *
+                         unitPhase(q * k / static_cast<double>(r * m), type);
+    const Tensor qj = at::arange(r, real);
+    const Tensor dft = unitPhase(qj.unsqueeze(1) * qj.unsqueeze(0) / static_cast<double>(r), type);
+    // [j, (batch, stride, k)] -> [batch, stride, j * m + k]
+    y = at::mm(dft, parts.reshape({r, -1}))
+            .view({r, batch, stride, m})
+            .permute({1, 2, 0, 3})
+            .reshape({batch, stride, r * m});
   }
   return y.view(x.sizes());
 }
@@ -58,18 +91,19 @@ Tensor dftBluestein(const Tensor& x) {
   const int64_t n = x.size(-1);
   int64_t m = 1;
   while (m < 2 * n - 1) m *= 2;
+  const std::vector<int64_t> factors = radices(m);
   const at::TensorOptions index = x.options().dtype(at::kLong);
   // j^2 mod 2n keeps the chirp's angle exact in double for long signals.
   const Tensor j = at::arange(n, index);
-  const Tensor chirp = unitPhase((j * j).remainder(2 * n).to(at::kDouble) / static_cast<double>(n),
-                                 -1, x.scalar_type());
+  const Tensor chirp =
+      unitPhase((j * j).remainder(2 * n).to(at::kDouble) / (2.0 * n), x.scalar_type());
   const Tensor a = at::constant_pad_nd(x * chirp, {0, m - n});
   const Tensor back = at::conj_physical(chirp);
   const Tensor kernel =
       at::cat({back, at::zeros({m - 2 * n + 1}, back.options()), back.narrow(0, 1, n - 1).flip(0)});
-  const Tensor spectrum = dftPowerOfTwo(a) * dftPowerOfTwo(kernel);
+  const Tensor spectrum = dftMixedRadix(a, factors) * dftMixedRadix(kernel, factors);
   // The inverse transform as conj(DFT(conj(.))) / m.
-  const Tensor conv = at::conj_physical(dftPowerOfTwo(at::conj_physical(spectrum))) / m;
+  const Tensor conv = at::conj_physical(dftMixedRadix(at::conj_physical(spectrum), factors)) / m;
   return conv.narrow(-1, 0, n) * chirp;
 }
 
@@ -77,7 +111,8 @@ Tensor dftLastDim(const Tensor& x, bool forward) {
   const int64_t n = x.size(-1);
   if (n <= 1 || x.numel() == 0) return x.clone();
   const Tensor in = forward ? x.contiguous() : at::conj_physical(x).contiguous();
-  const Tensor out = isPowerOfTwo(n) ? dftPowerOfTwo(in) : dftBluestein(in);
+  const std::vector<int64_t> factors = radices(n);
+  const Tensor out = factors.empty() ? dftBluestein(in) : dftMixedRadix(in, factors);
   return forward ? out : at::conj_physical(out);
 }
 
