@@ -891,3 +891,20 @@ def test_unfold_backward_adds_overlapping_windows(dtype):
     scalar.unfold(0, 1, 1).sum().backward()
     assert scalar.grad.item() == 1.0
     assert_native()
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_index_add_of_complex(dtype):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 4, dtype=dtype, generator=g)
+    src = torch.randn(6, 4, dtype=dtype, generator=g)
+    index = torch.tensor([0, 2, 2, 4, 1, 0])
+    for alpha in (1, -2.5):
+        want = x.clone().index_add_(0, index, src, alpha=alpha)
+        got = dev(x).index_add_(0, dev(index), dev(src), alpha=alpha)
+        torch.testing.assert_close(got.cpu(), want)
+    # along another dim, with a lazily conjugated source, out of place
+    want = torch.index_add(x, 1, torch.tensor([3, 0]), src[:5, :2].conj())
+    got = torch.index_add(dev(x), 1, dev(torch.tensor([3, 0])), dev(src[:5, :2]).conj())
+    torch.testing.assert_close(got.cpu(), want)
+    assert_native()

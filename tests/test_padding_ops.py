@@ -9,7 +9,11 @@ import torch.nn.functional as F
 import torch_accel
 
 # bfloat16 gradients: accel sums the reflected/replicated positions in float, CPU in bfloat16.
-TOL = {torch.float32: dict(rtol=1e-6, atol=1e-6), torch.bfloat16: dict(rtol=2e-2, atol=3e-2)}
+TOL = {
+    torch.float32: dict(rtol=1e-6, atol=1e-6),
+    torch.bfloat16: dict(rtol=2e-2, atol=3e-2),
+    torch.complex64: dict(rtol=1e-6, atol=1e-6),
+}
 
 # (input shape, padding) per spatial rank: batched and unbatched, uneven and negative pads.
 CASES = [
@@ -23,23 +27,23 @@ CASES = [
 
 
 def pad_with(device, x, pad, mode, dtype, non_contiguous):
-    xd = x.to(device=device, dtype=dtype)
+    xd = x.to(device=device)
     if non_contiguous:
         xd = xd.transpose(-1, -2).contiguous().transpose(-1, -2)
         assert not xd.is_contiguous()
     xd = xd.detach().requires_grad_()
     y = F.pad(xd, pad, mode=mode)
-    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(device, dtype)
-    (y * gy).sum().backward()
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1), dtype=dtype).to(device)
+    (y * gy).sum().real.backward()  # .real: the complex cases need a real loss
     return y.detach().cpu(), xd.grad.cpu()
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("shape,pad", CASES, ids=lambda v: "x".join(map(str, v)))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.complex64])
 def test_pad_matches_cpu(mode, shape, pad, dtype, monkeypatch):
     monkeypatch.setenv("TORCH_ACCEL_FALLBACK", "error")
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=dtype)
     torch_accel.reset_fallback_counts()
     for non_contiguous in (False, True):
         got = pad_with("accel", x, pad, mode, dtype, non_contiguous)
@@ -86,3 +90,12 @@ def test_pad_bad_input_raises_cpu_error(shape, pad, mode):
         assert str(accel.value) == str(cpu.value)
     # The device stays usable.
     assert F.pad(torch.ones(1, 4, device="accel"), (1, 1), mode=mode).sum().item() == 6
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_integer_pads_are_native(mode, monkeypatch):
+    monkeypatch.setenv("TORCH_ACCEL_FALLBACK", "error")
+    x = torch.arange(2 * 3 * 4 * 5).view(2, 3, 4, 5)
+    torch.testing.assert_close(
+        F.pad(x.to("accel"), (1, 2, 2, 1), mode=mode).cpu(), F.pad(x, (1, 2, 2, 1), mode=mode)
+    )

@@ -340,9 +340,17 @@ void indexCombineInto(const at::Tensor& self_, int64_t dim, const at::Tensor& in
   }
   if (index.numel() == 0 || source.numel() == 0) return;
   checkIndexRange(index, self.size(dim), false, dim, "index out of range in self", true);
-  auto d = makeIndexDesc(
-      source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
-      {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)}, {self.stride(dim)}, 0);
+  std::vector<int64_t> shape = source.sizes().vec(), idx_strides = alongDim(index, self.dim(), dim);
+  if (self.is_complex()) {  // a complex sum adds each part on its own
+    TORCH_INTERNAL_ASSERT(mode == IndexMode::Add && !alpha.isComplex());
+    self = at::view_as_real(self);
+    source = realView(source);
+    shape.push_back(2);
+    idx_strides.push_back(0);
+  }
+  auto d =
+      makeIndexDesc(shape, {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
+                    {{index, idx_strides}}, {self.size(dim)}, {self.stride(dim)}, 0);
   launch(d, mode, alpha, self_);
 }
 
@@ -352,9 +360,10 @@ void indexAddInto(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 }
 
 struct IndexAdd {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&,
                      const c10::Scalar& alpha) {
-    return nativeSelf(self) && !alpha.isComplex();
+    return (nativeSelf(self) || (movesComplex(self) && !self.is_conj())) && !alpha.isComplex();
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const at::Tensor& source, const c10::Scalar& alpha, const Output& out) {

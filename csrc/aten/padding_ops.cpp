@@ -56,7 +56,11 @@ c10::DimVector padShape(bool reflect, int dims, const Tensor& self, at::IntArray
 
 template <bool Reflect, int Dims>
 struct Pad {
-  static bool native(const Tensor& self, at::IntArrayRef) { return floatingKernelType(self); }
+  static constexpr bool kComplex = true;
+  // Any dtype index_select moves, complex too (the gradient takes floating and complex ones).
+  static bool native(const Tensor& self, at::IntArrayRef) {
+    return kernelKnows(self.scalar_type());
+  }
   static Tensor compute(const Tensor& self, at::IntArrayRef padding, const Output& out) {
     const auto shape = padShape(Reflect, Dims, self, padding);
     Tensor x = self;
@@ -73,8 +77,10 @@ struct Pad {
 
 template <bool Reflect, int Dims>
 struct PadBackward {
+  static constexpr bool kComplex = true;
   static bool native(const Tensor& grad_output, const Tensor& self, at::IntArrayRef) {
-    return floatingKernelType(grad_output) && grad_output.scalar_type() == self.scalar_type();
+    return (floatingKernelType(grad_output) || kernelSupportsComplex(grad_output.scalar_type())) &&
+           grad_output.scalar_type() == self.scalar_type();
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
                         const Output& out) {
