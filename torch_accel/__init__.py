@@ -45,6 +45,10 @@ from . import _linear_cross_entropy_defaults  # noqa: E402
 
 _linear_cross_entropy_defaults.install()
 
+from . import _transformers_bf16  # noqa: E402  TrainingArguments(bf16=True) on accel
+
+_transformers_bf16.install()
+
 
 def _install_compile_hook():
     # torch.compile support registers itself lazily, when Dynamo/Inductor load (_inductor/).

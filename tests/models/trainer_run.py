@@ -1,5 +1,6 @@
 """One HF Trainer + peft LoRA run on a zoo model, as a user launches it: the device comes from
-accelerate (ACCELERATE_TORCH_DEVICE=accel for accel, use_cpu for CPU). Prints one JSON line:
+accelerate (ACCELERATE_TORCH_DEVICE=accel for accel, use_cpu for CPU); `--bf16` trains under
+bfloat16 autocast (TrainingArguments(bf16=True)). Prints one JSON line:
 the device the Trainer chose, the logged losses, and the fallback counts."""
 
 import json
@@ -24,7 +25,7 @@ class Tokens(torch.utils.data.Dataset):
         return {"input_ids": ids, "labels": ids}
 
 
-def main(device: str) -> None:
+def main(device: str, bf16: bool = False) -> None:
     from peft import LoraConfig, get_peft_model
     from transformers import Trainer, TrainingArguments
 
@@ -40,6 +41,7 @@ def main(device: str) -> None:
         report_to=[],
         save_strategy="no",
         use_cpu=device == "cpu",
+        bf16=bf16,
         seed=0,
         data_seed=0,
     )
@@ -61,4 +63,7 @@ def main(device: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("ACCELERATE_TORCH_DEVICE", "cpu"))
+    main(
+        sys.argv[1] if len(sys.argv) > 1 else os.environ.get("ACCELERATE_TORCH_DEVICE", "cpu"),
+        bf16="--bf16" in sys.argv,
+    )
