@@ -304,3 +304,32 @@ def test_max_unpool_matches_cpu(dims, dtype):
         unpool(y.to("accel"), bad.to("accel"), 2, stride=2, output_size=size)
     with pytest.raises(RuntimeError, match="Expected shape of indices to be same"):
         unpool(y.to("accel"), idx[..., :1].to("accel"), 2, stride=2, output_size=size)
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride,padding,ceil_mode,count_include_pad",
+    [
+        ((2, 16, 1, 1), 1280, None, 0, True, True),  # EfficientNet's head: kernel >> input
+        ((2, 3, 5, 6), (9, 4), 3, (4, 2), True, False),
+        ((1, 2, 3, 3), 8, 8, 0, True, True),
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_avg_pool_with_windows_far_past_the_input(
+    shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype
+):
+    """Windows reaching many times the input's size are summed as products with 0/1 window
+    matrices, not over a padded copy (which took 125 GiB for EfficientNet's head)."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(dtype)
+    args = (kernel, stride, padding, ceil_mode, count_include_pad)
+    grads = []
+    for dev in ("cpu", "accel"):
+        leaf = x.detach().to(dev).requires_grad_()
+        y = F.avg_pool2d(leaf, *args)
+        y.backward(torch.ones_like(y))
+        grads.append((y.detach().cpu(), leaf.grad.cpu()))
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == torch.bfloat16 else {}
+    for got, want in zip(grads[1], grads[0]):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, **tol)
+    assert torch_accel.fallback_counts() == {}

@@ -21,6 +21,7 @@
 #include <ATen/OpMathType.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/matmul.h>
 #include <ATen/ops/minimum.h>
 #include <ATen/ops/remainder.h>
 #include <ATen/ops/constant_pad_nd.h>
@@ -349,6 +350,38 @@ Tensor windowsOf(const Tensor& padded, const Window& w, const int64_t* offset = 
   return padded.as_strided(sizes, strides, padded.storage_offset() + start);
 }
 
+// Windows that reach far past the input (a kernel larger than it, with ceil_mode or padding:
+// EfficientNet's head pools a 1 x 1 map with a 1280-wide kernel) would pad each plane to many
+// times its size, and the backward would loop over every kernel offset. Their sums are
+// separable instead: along each dimension, a product with that dimension's [out, in] 0/1
+// matrix of which inputs each window covers.
+bool farReaching(const Window& w) {
+  int64_t padded = 1, input = 1;
+  for (int i = 0; i < w.n; ++i) {
+    padded *= w.pad[i] + w.in[i] + w.right(i);
+    input *= w.in[i];
+  }
+  return padded > 4 * input;
+}
+
+// [out, in]: 1 where input j lies in output o's window along dimension i.
+Tensor windowMatrix(const Window& w, int i, const at::TensorOptions& options) {
+  const auto longs = options.dtype(at::kLong);
+  const Tensor start = (at::arange(w.out[i], longs) * w.s[i] - w.pad[i]).unsqueeze(1);
+  const Tensor j = at::arange(w.in[i], longs).unsqueeze(0);
+  return ((j >= start) & (j < start + w.k[i])).to(options.dtype());
+}
+
+// x [B, C, *in] (or [B, C, *out] with `transpose`: the gradient's way back) through every
+// dimension's window matrix.
+Tensor throughWindows(Tensor x, const Window& w, bool transpose) {
+  for (int i = 0; i < w.n; ++i) {
+    const Tensor m = windowMatrix(w, i, x.options());
+    x = at::matmul(x.movedim(2 + i, -1), transpose ? m : m.t()).movedim(-1, 2 + i);
+  }
+  return x;
+}
+
 template <class Pool>
 struct AvgPool {
   static bool native(const Tensor& self, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool,
@@ -364,7 +397,10 @@ struct AvgPool {
     const auto type = at::toOpMathType(self.scalar_type());
     c10::DimVector window_dims;
     for (int i = 0; i < w.n; ++i) window_dims.push_back(2 + w.n + i);
-    const Tensor sums = windowsOf(paddedFor(p.planes(self), w, 0), w).sum(window_dims, false, type);
+    const Tensor sums =
+        farReaching(w)
+            ? throughWindows(p.planes(self).to(type), w, false)
+            : windowsOf(paddedFor(p.planes(self), w, 0), w).sum(window_dims, false, type);
     const Tensor avg = sums / avgDivisors(w, count_include_pad, divisor_override, self, type);
     Tensor result = out.allocate(p.outShape(self), self.options());
     result.copy_(avg.view(p.outShape(self)));
@@ -398,6 +434,10 @@ struct AvgPoolBackward {
     }
     const Tensor g = grad_output.reshape(planes).to(type) /
                      avgDivisors(w, count_include_pad, divisor_override, self, type);
+    if (farReaching(w)) {
+      const Tensor grad = throughWindows(g, w, true).reshape(self.sizes());
+      return into(out, grad.to(grad_output.scalar_type()));
+    }
     Tensor grad = at::zeros(padded, self.options().dtype(type));
     // One add per kernel offset: within one offset the windows' elements are distinct.
     int64_t offsets = 1;
