@@ -118,6 +118,21 @@ class Staged {
   std::vector<at::Tensor> given_, staged_;
 };
 
+// The fields every fused step shares, for one staged parameter.
+void fillStep(kernels::OptimizerStep& d, const Staged& t, double lr, const at::Tensor& lr_tensor,
+              double weight_decay, const float* grad_scale, const float* found_inf, bool maximize) {
+  d.dtype = t.dtype();
+  d.numel = t.numel();
+  d.param = t[0];
+  d.grad = t[1];
+  d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
+  d.lr = lr;
+  d.weight_decay = weight_decay;
+  d.grad_scale = grad_scale;
+  d.found_inf = found_inf;
+  d.maximize = maximize;
+}
+
 // One Adam (decoupled = false: L2 weight decay added to the gradient) or AdamW (decoupled:
 // the parameter decays) step over a group of parameters, one kernel launch per parameter
 // (kernels/optimizer.h). `lr_tensor` is a float64 device scalar, or undefined to use `lr`.
@@ -144,23 +159,14 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
     Staged t(std::move(state), first, op);
     const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
     kernels::AdamDesc d;
-    d.dtype = t.dtype();
-    d.numel = t.numel();
-    d.param = t[0];
-    d.grad = t[1];
+    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
     d.exp_avg = t[2];
     d.exp_avg_sq = t[3];
     if (amsgrad) d.max_exp_avg_sq = t[4];
     d.step = step.const_data_ptr<float>();
-    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
-    d.lr = lr;
     d.beta1 = beta1;
     d.beta2 = beta2;
-    d.weight_decay = weight_decay;
     d.eps = eps;
-    d.grad_scale = scale_ptr;
-    d.found_inf = inf_ptr;
-    d.maximize = maximize;
     d.decoupled = decoupled;
     ACCEL_RT_CHECK(kernels::optimizerTable().adam(d, currentRuntimeStream(device)), device);
     t.finish(scale_ptr != nullptr);
@@ -214,20 +220,11 @@ void fusedSgd(at::TensorList params, at::TensorList grads, at::TensorList buffer
     if (with_momentum) state.push_back(buffers[i]);
     Staged t(std::move(state), first, op);
     kernels::SgdDesc d;
-    d.dtype = t.dtype();
-    d.numel = t.numel();
-    d.param = t[0];
-    d.grad = t[1];
+    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
     if (with_momentum) d.momentum_buffer = t[2];
-    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
-    d.lr = lr;
-    d.weight_decay = weight_decay;
     d.momentum = momentum;
     d.dampening = dampening;
-    d.grad_scale = scale_ptr;
-    d.found_inf = inf_ptr;
     d.nesterov = nesterov;
-    d.maximize = maximize;
     d.first_step = is_first_step;
     ACCEL_RT_CHECK(kernels::optimizerTable().sgd(d, currentRuntimeStream(device)), device);
     t.finish(scale_ptr != nullptr);
@@ -274,20 +271,11 @@ void fusedAdagrad(at::TensorList params, at::TensorList grads, at::TensorList st
     Staged t({params[i], grads[i], state_sums[i]}, first, op);
     const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
     kernels::AdagradDesc d;
-    d.dtype = t.dtype();
-    d.numel = t.numel();
-    d.param = t[0];
-    d.grad = t[1];
+    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
     d.state_sum = t[2];
     d.step = step.const_data_ptr<float>();
-    d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
-    d.lr = lr;
     d.lr_decay = lr_decay;
-    d.weight_decay = weight_decay;
     d.eps = eps;
-    d.grad_scale = scale_ptr;
-    d.found_inf = inf_ptr;
-    d.maximize = maximize;
     ACCEL_RT_CHECK(kernels::optimizerTable().adagrad(d, currentRuntimeStream(device)), device);
     t.finish(scale_ptr != nullptr);
   }

@@ -12,27 +12,49 @@
 
 namespace accel::kernels {
 
-struct AdamDesc {
-  // param, grad, exp_avg, exp_avg_sq and max_exp_avg_sq share this floating dtype and are
-  // contiguous, numel elements each.
+// What every fused step shares: the parameter and its gradient (of one floating dtype,
+// contiguous, numel elements; the state buffers of each optimizer likewise), the learning rate,
+// GradScaler's tensors and maximize.
+struct OptimizerStep {
   DType dtype = DType::Float;
   int64_t numel = 0;
   char* param = nullptr;
-  char* grad = nullptr;  // written back unscaled when grad_scale is set, as CUDA's kernel does
-  char* exp_avg = nullptr;
-  char* exp_avg_sq = nullptr;
-  char* max_exp_avg_sq = nullptr;     // amsgrad only, else null
-  const float* step = nullptr;        // the step count, already incremented for this step
+  char* grad = nullptr;               // written back unscaled when grad_scale is set, as CUDA's
   const double* lr_tensor = nullptr;  // a device lr (float64), or null to use lr
-  double lr = 0, beta1 = 0, beta2 = 0, weight_decay = 0, eps = 0;
+  double lr = 0, weight_decay = 0;
   const float* grad_scale = nullptr;  // optional
   const float* found_inf = nullptr;   // optional: non-zero skips the step entirely
   bool maximize = false;
+
+  ACCEL_HD bool skipped() const { return found_inf != nullptr && *found_inf != 0.0f; }
+  ACCEL_HD double learningRate() const { return lr_tensor != nullptr ? *lr_tensor : lr; }
+  // Elements [i * run, (i + 1) * run): a whole chunk on the host, one element per CUDA thread.
+  ACCEL_HD int64_t end(int64_t i, int64_t run) const {
+    return (i + 1) * run < numel ? (i + 1) * run : numel;
+  }
+  // Element e's gradient: unscaled (and written back so), negated to maximize.
+  template <class T, class A>
+  ACCEL_HD A gradient(int64_t e) const {
+    T* g = reinterpret_cast<T*>(grad);
+    A value = castTo<A>(g[e]);
+    if (grad_scale != nullptr) {
+      value = value / static_cast<A>(*grad_scale);
+      g[e] = castTo<T>(value);
+    }
+    return maximize ? -value : value;
+  }
+};
+
+struct AdamDesc : OptimizerStep {
+  char* exp_avg = nullptr;
+  char* exp_avg_sq = nullptr;
+  char* max_exp_avg_sq = nullptr;  // amsgrad only, else null
+  const float* step = nullptr;     // the step count, already incremented for this step
+  double beta1 = 0, beta2 = 0, eps = 0;
   bool decoupled = false;  // AdamW: the parameter decays, instead of L2 added to the gradient
 };
 
-// Elements [i * run, (i + 1) * run) (a whole chunk on the host, one element per CUDA thread):
-// the bias corrections are computed once per run.
+// The bias corrections are computed once per run of elements.
 template <class T>
 struct AdamOp {
   AdamDesc d;
@@ -42,8 +64,8 @@ struct AdamOp {
 
   ACCEL_HD bool operator()(int64_t i) const {
     using A = OpMath<T>;
-    if (d.found_inf != nullptr && *d.found_inf != 0.0f) return true;
-    const double lr = d.lr_tensor != nullptr ? *d.lr_tensor : d.lr;
+    if (d.skipped()) return true;
+    const double lr = d.learningRate();
     const double step = static_cast<double>(*d.step);
     const A step_size = static_cast<A>(lr / (1.0 - std::pow(d.beta1, step)));
     const A bc2_sqrt = static_cast<A>(std::sqrt(1.0 - std::pow(d.beta2, step)));
@@ -51,18 +73,11 @@ struct AdamOp {
     const A decay = static_cast<A>(d.weight_decay), eps = static_cast<A>(d.eps);
     const A lr_decay = static_cast<A>(lr * d.weight_decay);
     T* param = reinterpret_cast<T*>(d.param);
-    T* grad = reinterpret_cast<T*>(d.grad);
     T* exp_avg = reinterpret_cast<T*>(d.exp_avg);
     T* exp_avg_sq = reinterpret_cast<T*>(d.exp_avg_sq);
     T* max_sq = reinterpret_cast<T*>(d.max_exp_avg_sq);
-    const int64_t end = (i + 1) * run < d.numel ? (i + 1) * run : d.numel;
-    for (int64_t e = i * run; e < end; ++e) {
-      A g = castTo<A>(grad[e]);
-      if (d.grad_scale != nullptr) {
-        g = g / static_cast<A>(*d.grad_scale);
-        grad[e] = castTo<T>(g);
-      }
-      if (d.maximize) g = -g;
+    for (int64_t e = i * run, end = d.end(i, run); e < end; ++e) {
+      A g = d.template gradient<T, A>(e);
       A p = castTo<A>(param[e]);
       if (decay != A(0)) {
         if (d.decoupled)
@@ -87,19 +102,11 @@ struct AdamOp {
   }
 };
 
-// SGD with momentum: param, grad and momentum_buffer share this floating dtype and are
-// contiguous, numel elements each.
-struct SgdDesc {
-  DType dtype = DType::Float;
-  int64_t numel = 0;
-  char* param = nullptr;
-  char* grad = nullptr;             // written back unscaled when grad_scale is set
+// SGD with momentum.
+struct SgdDesc : OptimizerStep {
   char* momentum_buffer = nullptr;  // null when momentum is 0
-  const double* lr_tensor = nullptr;
-  double lr = 0, weight_decay = 0, momentum = 0, dampening = 0;
-  const float* grad_scale = nullptr;
-  const float* found_inf = nullptr;
-  bool nesterov = false, maximize = false;
+  double momentum = 0, dampening = 0;
+  bool nesterov = false;
   bool first_step = false;  // the buffer starts as the gradient
 };
 
@@ -112,21 +119,14 @@ struct SgdOp {
 
   ACCEL_HD bool operator()(int64_t i) const {
     using A = OpMath<T>;
-    if (d.found_inf != nullptr && *d.found_inf != 0.0f) return true;
-    const A lr = static_cast<A>(d.lr_tensor != nullptr ? *d.lr_tensor : d.lr);
+    if (d.skipped()) return true;
+    const A lr = static_cast<A>(d.learningRate());
     const A decay = static_cast<A>(d.weight_decay), momentum = static_cast<A>(d.momentum);
     const A keep = static_cast<A>(1.0 - d.dampening);
     T* param = reinterpret_cast<T*>(d.param);
-    T* grad = reinterpret_cast<T*>(d.grad);
     T* buf = reinterpret_cast<T*>(d.momentum_buffer);
-    const int64_t end = (i + 1) * run < d.numel ? (i + 1) * run : d.numel;
-    for (int64_t e = i * run; e < end; ++e) {
-      A g = castTo<A>(grad[e]);
-      if (d.grad_scale != nullptr) {
-        g = g / static_cast<A>(*d.grad_scale);
-        grad[e] = castTo<T>(g);
-      }
-      if (d.maximize) g = -g;
+    for (int64_t e = i * run, end = d.end(i, run); e < end; ++e) {
+      A g = d.template gradient<T, A>(e);
       const A p = castTo<A>(param[e]);
       if (decay != A(0)) g += decay * p;
       if (buf != nullptr) {
@@ -140,19 +140,11 @@ struct SgdOp {
   }
 };
 
-// Adagrad: param, grad and state_sum share this floating dtype and are contiguous.
-struct AdagradDesc {
-  DType dtype = DType::Float;
-  int64_t numel = 0;
-  char* param = nullptr;
-  char* grad = nullptr;  // written back unscaled when grad_scale is set
+// Adagrad.
+struct AdagradDesc : OptimizerStep {
   char* state_sum = nullptr;
   const float* step = nullptr;  // already incremented for this step
-  const double* lr_tensor = nullptr;
-  double lr = 0, lr_decay = 0, weight_decay = 0, eps = 0;
-  const float* grad_scale = nullptr;
-  const float* found_inf = nullptr;
-  bool maximize = false;
+  double lr_decay = 0, eps = 0;
 };
 
 template <class T>
@@ -164,21 +156,14 @@ struct AdagradOp {
 
   ACCEL_HD bool operator()(int64_t i) const {
     using A = OpMath<T>;
-    if (d.found_inf != nullptr && *d.found_inf != 0.0f) return true;
-    const double lr = d.lr_tensor != nullptr ? *d.lr_tensor : d.lr;
-    const A clr = static_cast<A>(lr / (1.0 + (static_cast<double>(*d.step) - 1.0) * d.lr_decay));
+    if (d.skipped()) return true;
+    const double step = static_cast<double>(*d.step);
+    const A clr = static_cast<A>(d.learningRate() / (1.0 + (step - 1.0) * d.lr_decay));
     const A decay = static_cast<A>(d.weight_decay), eps = static_cast<A>(d.eps);
     T* param = reinterpret_cast<T*>(d.param);
-    T* grad = reinterpret_cast<T*>(d.grad);
     T* sum = reinterpret_cast<T*>(d.state_sum);
-    const int64_t end = (i + 1) * run < d.numel ? (i + 1) * run : d.numel;
-    for (int64_t e = i * run; e < end; ++e) {
-      A g = castTo<A>(grad[e]);
-      if (d.grad_scale != nullptr) {
-        g = g / static_cast<A>(*d.grad_scale);
-        grad[e] = castTo<T>(g);
-      }
-      if (d.maximize) g = -g;
+    for (int64_t e = i * run, end = d.end(i, run); e < end; ++e) {
+      A g = d.template gradient<T, A>(e);
       const A p = castTo<A>(param[e]);
       if (decay != A(0)) g += p * decay;
       const A s = castTo<A>(sum[e]) + g * g;
