@@ -67,12 +67,20 @@ at::Tensor floatScalar(const at::Tensor& t, const at::Tensor& param, const char*
   return t.scalar_type() == c10::kFloat ? t : t.to(c10::kFloat);
 }
 
-const float* optionalScalar(const c10::optional<at::Tensor>& t, const at::Tensor& param,
-                            const char* op, const char* what, at::Tensor& keep) {
-  if (!t || !t->defined()) return nullptr;
-  keep = floatScalar(*t, param, op, what);
-  return keep.const_data_ptr<float>();
-}
+// A parameter group's GradScaler tensors, as the kernels read them (float32 device scalars).
+struct Scaler {
+  Scaler(const at::Tensor& first, const c10::optional<at::Tensor>& grad_scale,
+         const c10::optional<at::Tensor>& found_inf, const char* op) {
+    if (grad_scale && grad_scale->defined())
+      scale = floatScalar(*grad_scale, first, op, "grad_scale");
+    if (found_inf && found_inf->defined()) inf = floatScalar(*found_inf, first, op, "found_inf");
+  }
+  const float* scalePtr() const {
+    return scale.defined() ? scale.const_data_ptr<float>() : nullptr;
+  }
+  const float* infPtr() const { return inf.defined() ? inf.const_data_ptr<float>() : nullptr; }
+  at::Tensor scale, inf;
+};
 
 // A float64 device lr (a tensor lr), or undefined for a CPU one, whose value `lr` takes.
 at::Tensor deviceLr(const at::Tensor& lr, const at::Tensor& param, double* value) {
@@ -120,7 +128,7 @@ class Staged {
 
 // The fields every fused step shares, for one staged parameter.
 void fillStep(kernels::OptimizerStep& d, const Staged& t, double lr, const at::Tensor& lr_tensor,
-              double weight_decay, const float* grad_scale, const float* found_inf, bool maximize) {
+              double weight_decay, const Scaler& scaler, bool maximize) {
   d.dtype = t.dtype();
   d.numel = t.numel();
   d.param = t[0];
@@ -128,8 +136,8 @@ void fillStep(kernels::OptimizerStep& d, const Staged& t, double lr, const at::T
   d.lr_tensor = lr_tensor.defined() ? lr_tensor.const_data_ptr<double>() : nullptr;
   d.lr = lr;
   d.weight_decay = weight_decay;
-  d.grad_scale = grad_scale;
-  d.found_inf = found_inf;
+  d.grad_scale = scaler.scalePtr();
+  d.found_inf = scaler.infPtr();
   d.maximize = maximize;
 }
 
@@ -149,9 +157,7 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
               op, ": all tensor lists must have the same length");
   if (n == 0) return;
   const at::Tensor& first = params[0];
-  at::Tensor scale, inf;
-  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
-  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
+  const Scaler scaler(first, grad_scale, found_inf, op);
   const int device = first.device().index();
   for (size_t i = 0; i < n; ++i) {
     std::vector<at::Tensor> state{params[i], grads[i], exp_avgs[i], exp_avg_sqs[i]};
@@ -159,7 +165,7 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
     Staged t(std::move(state), first, op);
     const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
     kernels::AdamDesc d;
-    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
+    fillStep(d, t, lr, lr_tensor, weight_decay, scaler, maximize);
     d.exp_avg = t[2];
     d.exp_avg_sq = t[3];
     if (amsgrad) d.max_exp_avg_sq = t[4];
@@ -169,7 +175,7 @@ void fusedAdam(at::TensorList params, at::TensorList grads, at::TensorList exp_a
     d.eps = eps;
     d.decoupled = decoupled;
     ACCEL_RT_CHECK(kernels::optimizerTable().adam(d, currentRuntimeStream(device)), device);
-    t.finish(scale_ptr != nullptr);
+    t.finish(scaler.scale.defined());
   }
 }
 
@@ -211,23 +217,21 @@ void fusedSgd(at::TensorList params, at::TensorList grads, at::TensorList buffer
               ": all tensor lists must have the same length");
   if (n == 0) return;
   const at::Tensor& first = params[0];
-  at::Tensor scale, inf;
-  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
-  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
+  const Scaler scaler(first, grad_scale, found_inf, op);
   const int device = first.device().index();
   for (size_t i = 0; i < n; ++i) {
     std::vector<at::Tensor> state{params[i], grads[i]};
     if (with_momentum) state.push_back(buffers[i]);
     Staged t(std::move(state), first, op);
     kernels::SgdDesc d;
-    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
+    fillStep(d, t, lr, lr_tensor, weight_decay, scaler, maximize);
     if (with_momentum) d.momentum_buffer = t[2];
     d.momentum = momentum;
     d.dampening = dampening;
     d.nesterov = nesterov;
     d.first_step = is_first_step;
     ACCEL_RT_CHECK(kernels::optimizerTable().sgd(d, currentRuntimeStream(device)), device);
-    t.finish(scale_ptr != nullptr);
+    t.finish(scaler.scale.defined());
   }
 }
 
@@ -263,21 +267,19 @@ void fusedAdagrad(at::TensorList params, at::TensorList grads, at::TensorList st
               ": all tensor lists must have the same length");
   if (n == 0) return;
   const at::Tensor& first = params[0];
-  at::Tensor scale, inf;
-  const float* scale_ptr = optionalScalar(grad_scale, first, op, "grad_scale", scale);
-  const float* inf_ptr = optionalScalar(found_inf, first, op, "found_inf", inf);
+  const Scaler scaler(first, grad_scale, found_inf, op);
   const int device = first.device().index();
   for (size_t i = 0; i < n; ++i) {
     Staged t({params[i], grads[i], state_sums[i]}, first, op);
     const at::Tensor step = floatScalar(steps[i], params[i], op, "state_steps");
     kernels::AdagradDesc d;
-    fillStep(d, t, lr, lr_tensor, weight_decay, scale_ptr, inf_ptr, maximize);
+    fillStep(d, t, lr, lr_tensor, weight_decay, scaler, maximize);
     d.state_sum = t[2];
     d.step = step.const_data_ptr<float>();
     d.lr_decay = lr_decay;
     d.eps = eps;
     ACCEL_RT_CHECK(kernels::optimizerTable().adagrad(d, currentRuntimeStream(device)), device);
-    t.finish(scale_ptr != nullptr);
+    t.finish(scaler.scale.defined());
   }
 }
 
