@@ -37,7 +37,10 @@ def _register():
 
 _register()
 
-from . import _sharing  # noqa: E402  accel tensors through torch.multiprocessing
+from . import (
+    _autograd_exit,  # noqa: E402, F401  a backward's last release before finalizing
+    _sharing,  # noqa: E402  accel tensors through torch.multiprocessing
+)
 
 _sharing.install()
 

@@ -87,6 +87,7 @@ py::dict fallbackStatsDict() {
 
 }  // namespace
 
+void registerAutogradExit(py::module& m);      // autograd_exit.cpp
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
 void registerDistributed(py::module& m);      // distributed_bindings.cpp
 void registerGraphBindings(py::module& m);    // graph_bindings.cpp
@@ -252,6 +253,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_sync_debug_mode", &setSyncDebugMode);
   m.def("_sync_debug_mode", &syncDebugMode);
 
+  registerAutogradExit(m);
   registerInductorSupport(m);
   registerDistributed(m);
   registerGraphBindings(m);
