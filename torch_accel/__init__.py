@@ -37,12 +37,13 @@ def _register():
 
 _register()
 
-from . import (
-    _autograd_exit,  # noqa: E402, F401  a backward's last release before finalizing
-    _sharing,  # noqa: E402  accel tensors through torch.multiprocessing
-)
+from . import _sharing  # noqa: E402  accel tensors through torch.multiprocessing
 
 _sharing.install()
+
+from . import _autograd_exit  # noqa: E402  a backward's last release before exit
+
+_autograd_exit.install()
 
 from . import _linear_cross_entropy_defaults  # noqa: E402
 

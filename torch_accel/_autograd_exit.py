@@ -28,4 +28,5 @@ def _drain() -> None:
         _C._drain_autograd_device_threads()
 
 
-atexit.register(_drain)
+def install() -> None:
+    atexit.register(_drain)
