@@ -22,8 +22,8 @@ void drainAutogradDeviceThreads() {
   py::gil_scoped_release no_gil;
   for (c10::DeviceIndex d = 0; d < deviceCount(); ++d) {
     try {
-      const auto x = at::zeros({}, at::TensorOptions().device(c10::kPrivateUse1, d))
-                         .requires_grad_();
+      const auto x =
+          at::zeros({}, at::TensorOptions().device(c10::kPrivateUse1, d)).requires_grad_();
       const auto y = x.mul(2);
       torch::autograd::grad({y}, {x}, {at::ones_like(y)});
     } catch (const std::exception&) {

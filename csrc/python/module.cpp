@@ -87,7 +87,7 @@ py::dict fallbackStatsDict() {
 
 }  // namespace
 
-void registerAutogradExit(py::module& m);      // autograd_exit.cpp
+void registerAutogradExit(py::module& m);     // autograd_exit.cpp
 void registerInductorSupport(py::module& m);  // inductor_support.cpp
 void registerDistributed(py::module& m);      // distributed_bindings.cpp
 void registerGraphBindings(py::module& m);    // graph_bindings.cpp
