@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torch_accel
 from conftest import needs_two_devices
@@ -147,6 +148,35 @@ def test_fallback_sees_the_calls_aliasing(name, fn):
         (
             "arange with a step that truncates to 0",
             lambda d: torch.arange(0, 64, 0.5, out=torch.empty(0, dtype=torch.long, device=d)),
+        ),
+        # The structured ops' wording: dtypes named "float", "double".
+        (
+            "aminmax into a float64 out=",
+            lambda d: torch.aminmax(
+                torch.ones(4, 5, device=d),
+                dim=0,
+                out=(torch.empty(5, device=d), torch.empty(5, dtype=torch.float64, device=d)),
+            ),
+        ),
+        # softshrink's lambda lies in [0, the dtype's largest value].
+        ("softshrink lambda < 0", lambda d: F.softshrink(torch.ones(2, device=d), -0.5)),
+        ("softshrink lambda NaN", lambda d: F.softshrink(torch.ones(2, device=d), float("nan"))),
+        (
+            "softshrink lambda past half's range",
+            lambda d: F.softshrink(torch.ones(2, dtype=torch.half, device=d), 7e4),
+        ),
+        # The cat family refuses an out= its inputs can't be cast to with a TypeError.
+        (
+            "stack into an int64 out=",
+            lambda d: torch.stack(
+                [torch.ones(3, 4, device=d)], -1, out=torch.empty(0, dtype=torch.long, device=d)
+            ),
+        ),
+        (
+            "cat into an int64 out=",
+            lambda d: torch.cat(
+                [torch.ones(3, device=d)], out=torch.empty(3, dtype=torch.long, device=d)
+            ),
         ),
     ],
 )

@@ -374,10 +374,11 @@ struct Aminmax {
                   "aminmax(): cannot compute aminmax over an empty dimension as the operation "
                   "has no identity.");
     }
+    // The structured ops' wording, dtypes as TypeMeta names ("float", "double").
     for (const Output* out : {&min, &max})
       TORCH_CHECK(!out->isGiven() || out->tensor().scalar_type() == self.scalar_type(),
-                  "Expected out tensor to have dtype ", self.scalar_type(), ", but got ",
-                  out->tensor().scalar_type(), " instead");
+                  "Expected out tensor to have dtype ", self.dtype(), ", but got ",
+                  out->tensor().dtype(), " instead");
     const DimMask mask = dim ? at::native::make_dim_mask(*dim, self.dim())
                              : at::native::make_dim_mask(std::nullopt, self.dim());
     Tensor lo = reduceResult(min, self, mask, keepdim, self.scalar_type());
