@@ -390,6 +390,17 @@ def test_cpu_out_for_an_accel_op_is_refused(name):
     assert (out == 0).all()
 
 
+@pytest.mark.parametrize("op", [torch.polar, torch.complex])
+def test_zero_dim_cpu_out_for_an_accel_op_is_refused(op):
+    # A 0-dim CPU tensor may stand for a number among the inputs, never for the out= tensor.
+    a, b = torch.tensor(1.0, device="accel"), torch.tensor(0.5, device="accel")
+    out = torch.zeros((), dtype=torch.complex64)
+    with pytest.raises(RuntimeError, match="when checking the out= argument"):
+        op(a, b, out=out)
+    assert out == 0
+    torch.testing.assert_close(op(a, b).cpu(), op(a.cpu(), b.cpu()))
+
+
 @pytest.mark.parametrize(
     "fn",
     [
