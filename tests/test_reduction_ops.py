@@ -101,6 +101,35 @@ def test_nansum(dtype, dim):
         assert_native()
 
 
+def test_nansum_dtype_rules_match_cpu():
+    # Without dtype=, CPU's nansum runs in the out= tensor's dtype, floating only; with an
+    # integer dtype= it sums the input cast to it (NaN as 0).
+    x = torch.tensor([[1.5, float("nan"), 2.5], [0.5, -1.0, 3.0]])
+    cases = [
+        lambda d, x: torch.nansum(x, out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x[0, 0], out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x, 1, out=torch.empty(2, dtype=torch.bool, device=d)),
+        lambda d, x: torch.nansum(x[:, :0], out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x, out=torch.empty((), dtype=torch.half, device=d)),
+        lambda d, x: torch.nansum(x, dtype=torch.long),
+        lambda d, x: torch.nansum(
+            x, 1, dtype=torch.int32, out=torch.empty(0, dtype=torch.int32, device=d)
+        ),
+        lambda d, x: torch.nansum(x.long(), out=torch.empty((), dtype=torch.long, device=d)),
+    ]
+    for case in cases:
+        try:
+            expected, error = case("cpu", x), None
+        except Exception as e:  # noqa: BLE001 - the error is what we compare
+            expected, error = None, e
+        if error is not None:
+            with pytest.raises(type(error)) as got:
+                case("accel", x.to("accel"))
+            assert str(got.value) == str(error)
+        else:
+            torch.testing.assert_close(case("accel", x.to("accel")).cpu(), expected)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("dim", DIMS)
 @pytest.mark.parametrize("keepdim", [False, True])

@@ -224,6 +224,13 @@ struct NanSum {
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
+    // Without dtype=, CPU's kernel runs in an out= tensor's dtype and adds floating dtypes only:
+    // a floating input into an integer out= is its NotImplementedError, unless nothing is added.
+    if (!dtype && out.isGiven() && at::isFloatingType(self.scalar_type()) && self.numel() > 0) {
+      const c10::ScalarType t = out.tensor().scalar_type();
+      TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"nansum_cpu\" not implemented for '", t,
+                                  "'");
+    }
     const Tensor x = at::isFloatingType(self.scalar_type())
                          ? at::where(at::isnan(self), at::zeros({}, self.options()), self)
                          : self;
