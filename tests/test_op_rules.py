@@ -416,6 +416,10 @@ def test_zero_dim_cpu_out_for_an_accel_op_is_refused(op):
         lambda d: torch.zeros(1, 3, device=d).addcmul_(
             torch.ones(2, 3, device=d), torch.ones(2, 3, device=d)
         ),
+        # xlogy_ is composed of native ops: its where_out would resize self.
+        lambda d: torch.ones(5, 1, device=d).xlogy_(torch.ones(5, device=d)),
+        lambda d: torch.ones(0, 1, 3, device=d).xlogy_(torch.ones(0, 10, 3, device=d)),
+        lambda d: torch.ones(1, 3, device=d).xlogy_(torch.ones(0, 3, device=d)),
     ],
 )
 def test_in_place_never_resizes_self(fn):
