@@ -101,6 +101,25 @@ def test_nansum(dtype, dim):
         assert_native()
 
 
+def test_complex32_sum_accumulates_in_float_as_on_cuda():
+    # CPU has no complex32 sum (chalf's backward sums one); CUDA's adds in float and rounds
+    # once: CPU's complex64 sum of the same values, rounded to complex32.
+    g = torch.Generator().manual_seed(0)
+    x = torch.complex(torch.randn(4, 300, generator=g), torch.randn(4, 300, generator=g))
+    x = x.to(torch.complex32)
+    with pytest.raises(NotImplementedError):
+        x.sum()
+    for dims in [(1,), (0, 1)]:
+        expected = x.to(torch.complex64).sum(dims).to(torch.complex32)
+        got = x.to("accel").sum(dims).cpu()
+        assert got.dtype == torch.complex32
+        torch.testing.assert_close(got, expected, rtol=1e-3, atol=1e-2)
+    w = torch.randn(2, 3, 2, 3, generator=g).to("accel").requires_grad_()
+    w.chalf(memory_format=torch.channels_last).sum().abs().backward()
+    assert torch.equal(w.grad.cpu(), torch.ones(2, 3, 2, 3))
+    assert_native()
+
+
 def test_nansum_dtype_rules_match_cpu():
     # Without dtype=, CPU's nansum runs in the out= tensor's dtype, floating only; with an
     # integer dtype= it sums the input cast to it (NaN as 0).

@@ -161,15 +161,16 @@ bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
 
-// The complex dtypes sums take: complex64/complex128; CPU has no complex32 sum.
-bool complexSummable(c10::ScalarType t) {
-  return kernelSupportsComplex(t) && t != c10::kComplexHalf;
+// The complex dtypes sums take: complex64/complex128, and complex32 for sum itself (`half`):
+// CUDA's sum has it, accumulating in float, where CPU has no complex32 sum, mean or prod.
+bool complexSummable(c10::ScalarType t, bool half = false) {
+  return kernelSupportsComplex(t) && (half || t != c10::kComplexHalf);
 }
 
-// sum and mean also take complex64/complex128 (into either).
-bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  if (!complexSummable(self.scalar_type())) return nativeInputs(self, dtype);
-  return !dtype || complexSummable(*dtype);
+// sum and mean also take complex64/complex128 (into either); sum complex32 too (`half`).
+bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype, bool half = false) {
+  if (!complexSummable(self.scalar_type(), half)) return nativeInputs(self, dtype);
+  return !dtype || complexSummable(*dtype, half);
 }
 
 // A complex sum is a pair of real sums: the components reduce as a kept innermost dimension.
@@ -193,7 +194,7 @@ struct Sum {
   static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    return nativeSumInputs(self, dtype);
+    return nativeSumInputs(self, dtype, /*half=*/true);
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
@@ -206,7 +207,7 @@ struct Sum {
 
 struct SumFull {
   static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-    return nativeSumInputs(self, dtype);
+    return nativeSumInputs(self, dtype, /*half=*/true);
   }
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     return Sum::compute(self, std::nullopt, false, dtype, Output());
