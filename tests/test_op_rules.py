@@ -196,6 +196,17 @@ def test_native_kernels_raise_cpus_errors(name, fn):
             i := torch.tensor([[2, 0, 1], [1, 1, 0]], device=d),
             out=i,
         ),
+        # searchsorted and bucketize into an out= that aliases the values or the boundaries:
+        # CPU has no overlap check there.
+        lambda d: torch.bucketize(
+            x := torch.tensor([2, 6, 0, 7], device=d), torch.tensor([1, 3, 5, 7], device=d), out=x
+        ),
+        lambda d: torch.searchsorted(
+            torch.tensor([1, 3, 5, 7], device=d), x := torch.tensor([2, 6, 0, 7], device=d), out=x
+        ),
+        lambda d: torch.searchsorted(
+            b := torch.tensor([1, 3, 5, 7], device=d), torch.tensor([2, 6, 0, 7], device=d), out=b
+        ),
         # int64 arange truncates start, end and step to integers first, as CPU does.
         lambda d: torch.arange(0, 5.9, 1.5, out=torch.empty(0, dtype=torch.long, device=d)),
         lambda d: torch.arange(0.5, 5, 1.5, out=torch.empty(0, dtype=torch.long, device=d)),
