@@ -113,6 +113,17 @@ def test_inplace_backward_from_the_result():
     assert torch_accel.fallback_counts() == {}
 
 
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("name", ["softshrink", "hardshrink"])
+def test_shrinks_pass_nan_and_infinities(name, dtype):
+    # softshrink's zero band is 0 * x in ATen, so a NaN stays NaN (it gave 0).
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.2, 0.2, 0.0, 1.0, -1.0])
+    x = x.to(dtype)
+    expected = ACTIVATIONS[name](x)
+    actual = ACTIVATIONS[name](x.to("accel")).cpu()
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+
+
 def test_integer_input_raises_cpus_error():
     with pytest.raises(RuntimeError) as cpu:
         F.hardswish(torch.arange(4))

@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torch_accel
 from conftest import needs_two_devices
@@ -148,6 +149,35 @@ def test_fallback_sees_the_calls_aliasing(name, fn):
             "arange with a step that truncates to 0",
             lambda d: torch.arange(0, 64, 0.5, out=torch.empty(0, dtype=torch.long, device=d)),
         ),
+        # The structured ops' wording: dtypes named "float", "double".
+        (
+            "aminmax into a float64 out=",
+            lambda d: torch.aminmax(
+                torch.ones(4, 5, device=d),
+                dim=0,
+                out=(torch.empty(5, device=d), torch.empty(5, dtype=torch.float64, device=d)),
+            ),
+        ),
+        # softshrink's lambda lies in [0, the dtype's largest value].
+        ("softshrink lambda < 0", lambda d: F.softshrink(torch.ones(2, device=d), -0.5)),
+        ("softshrink lambda NaN", lambda d: F.softshrink(torch.ones(2, device=d), float("nan"))),
+        (
+            "softshrink lambda past half's range",
+            lambda d: F.softshrink(torch.ones(2, dtype=torch.half, device=d), 7e4),
+        ),
+        # The cat family refuses an out= its inputs can't be cast to with a TypeError.
+        (
+            "stack into an int64 out=",
+            lambda d: torch.stack(
+                [torch.ones(3, 4, device=d)], -1, out=torch.empty(0, dtype=torch.long, device=d)
+            ),
+        ),
+        (
+            "cat into an int64 out=",
+            lambda d: torch.cat(
+                [torch.ones(3, device=d)], out=torch.empty(3, dtype=torch.long, device=d)
+            ),
+        ),
     ],
 )
 def test_native_kernels_raise_cpus_errors(name, fn):
@@ -165,6 +195,17 @@ def test_native_kernels_raise_cpus_errors(name, fn):
             1,
             i := torch.tensor([[2, 0, 1], [1, 1, 0]], device=d),
             out=i,
+        ),
+        # searchsorted and bucketize into an out= that aliases the values or the boundaries:
+        # CPU has no overlap check there.
+        lambda d: torch.bucketize(
+            x := torch.tensor([2, 6, 0, 7], device=d), torch.tensor([1, 3, 5, 7], device=d), out=x
+        ),
+        lambda d: torch.searchsorted(
+            torch.tensor([1, 3, 5, 7], device=d), x := torch.tensor([2, 6, 0, 7], device=d), out=x
+        ),
+        lambda d: torch.searchsorted(
+            b := torch.tensor([1, 3, 5, 7], device=d), torch.tensor([2, 6, 0, 7], device=d), out=b
         ),
         # int64 arange truncates start, end and step to integers first, as CPU does.
         lambda d: torch.arange(0, 5.9, 1.5, out=torch.empty(0, dtype=torch.long, device=d)),
@@ -360,6 +401,17 @@ def test_cpu_out_for_an_accel_op_is_refused(name):
     assert (out == 0).all()
 
 
+@pytest.mark.parametrize("op", [torch.polar, torch.complex])
+def test_zero_dim_cpu_out_for_an_accel_op_is_refused(op):
+    # A 0-dim CPU tensor may stand for a number among the inputs, never for the out= tensor.
+    a, b = torch.tensor(1.0, device="accel"), torch.tensor(0.5, device="accel")
+    out = torch.zeros((), dtype=torch.complex64)
+    with pytest.raises(RuntimeError, match="when checking the out= argument"):
+        op(a, b, out=out)
+    assert out == 0
+    torch.testing.assert_close(op(a, b).cpu(), op(a.cpu(), b.cpu()))
+
+
 @pytest.mark.parametrize(
     "fn",
     [
@@ -375,6 +427,10 @@ def test_cpu_out_for_an_accel_op_is_refused(name):
         lambda d: torch.zeros(1, 3, device=d).addcmul_(
             torch.ones(2, 3, device=d), torch.ones(2, 3, device=d)
         ),
+        # xlogy_ is composed of native ops: its where_out would resize self.
+        lambda d: torch.ones(5, 1, device=d).xlogy_(torch.ones(5, device=d)),
+        lambda d: torch.ones(0, 1, 3, device=d).xlogy_(torch.ones(0, 10, 3, device=d)),
+        lambda d: torch.ones(1, 3, device=d).xlogy_(torch.ones(0, 3, device=d)),
     ],
 )
 def test_in_place_never_resizes_self(fn):

@@ -101,6 +101,54 @@ def test_nansum(dtype, dim):
         assert_native()
 
 
+def test_complex32_sum_accumulates_in_float_as_on_cuda():
+    # CPU has no complex32 sum (chalf's backward sums one); CUDA's adds in float and rounds
+    # once: CPU's complex64 sum of the same values, rounded to complex32.
+    g = torch.Generator().manual_seed(0)
+    x = torch.complex(torch.randn(4, 300, generator=g), torch.randn(4, 300, generator=g))
+    x = x.to(torch.complex32)
+    with pytest.raises(NotImplementedError):
+        x.sum()
+    for dims in [(1,), (0, 1)]:
+        expected = x.to(torch.complex64).sum(dims).to(torch.complex32)
+        got = x.to("accel").sum(dims).cpu()
+        assert got.dtype == torch.complex32
+        torch.testing.assert_close(got, expected, rtol=1e-3, atol=1e-2)
+    w = torch.randn(2, 3, 2, 3, generator=g).to("accel").requires_grad_()
+    w.chalf(memory_format=torch.channels_last).sum().abs().backward()
+    assert torch.equal(w.grad.cpu(), torch.ones(2, 3, 2, 3))
+    assert_native()
+
+
+def test_nansum_dtype_rules_match_cpu():
+    # Without dtype=, CPU's nansum runs in the out= tensor's dtype, floating only; with an
+    # integer dtype= it sums the input cast to it (NaN as 0).
+    x = torch.tensor([[1.5, float("nan"), 2.5], [0.5, -1.0, 3.0]])
+    cases = [
+        lambda d, x: torch.nansum(x, out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x[0, 0], out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x, 1, out=torch.empty(2, dtype=torch.bool, device=d)),
+        lambda d, x: torch.nansum(x[:, :0], out=torch.empty((), dtype=torch.long, device=d)),
+        lambda d, x: torch.nansum(x, out=torch.empty((), dtype=torch.half, device=d)),
+        lambda d, x: torch.nansum(x, dtype=torch.long),
+        lambda d, x: torch.nansum(
+            x, 1, dtype=torch.int32, out=torch.empty(0, dtype=torch.int32, device=d)
+        ),
+        lambda d, x: torch.nansum(x.long(), out=torch.empty((), dtype=torch.long, device=d)),
+    ]
+    for case in cases:
+        try:
+            expected, error = case("cpu", x), None
+        except Exception as e:  # noqa: BLE001 - the error is what we compare
+            expected, error = None, e
+        if error is not None:
+            with pytest.raises(type(error)) as got:
+                case("accel", x.to("accel"))
+            assert str(got.value) == str(error)
+        else:
+            torch.testing.assert_close(case("accel", x.to("accel")).cpu(), expected)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("dim", DIMS)
 @pytest.mark.parametrize("keepdim", [False, True])
@@ -211,6 +259,26 @@ def test_long_float_sums_as_accurate_as_cpu():
     err_cpu = (x.sum(1).double() - exact).abs().max().item()
     err_accel = (x.to("accel").sum(1).cpu().double() - exact).abs().max().item()
     assert err_accel <= 10 * err_cpu, (err_accel, err_cpu)
+    assert_native()
+
+
+def test_strided_sums_as_accurate_as_contiguous_ones():
+    # A strided run of the reduced dim is dealt over the dense run's lanes, in its order: the
+    # sum of a non-contiguous tensor was up to 4x farther from float64 than its contiguous
+    # copy's, which made test_ops' contiguous-vs-noncontiguous checks (conv_transpose2d's bias
+    # gradient) fail. Now the host gives the same number, and CPU's accuracy.
+    g = torch.Generator().manual_seed(0)
+    err = {"cpu": 0.0, "accel": 0.0}
+    for _ in range(20):
+        base = torch.rand(4, 22, 44, generator=g) + 1
+        x = base[..., ::2]
+        exact = x.double().sum((1, 2))
+        strided = base.to("accel")[..., ::2].sum((1, 2)).cpu()
+        if torch_accel.driver() == "host":
+            assert torch.equal(strided, x.contiguous().to("accel").sum((1, 2)).cpu())
+        err["accel"] += (strided.double() - exact).abs().max().item()
+        err["cpu"] += (x.sum((1, 2)).double() - exact).abs().max().item()
+    assert err["accel"] <= 1.5 * err["cpu"], err
     assert_native()
 
 

@@ -12,10 +12,12 @@
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
+#include <ATen/Dispatch.h>
 #include <ATen/TensorOperators.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
@@ -81,12 +83,24 @@ struct PlainBackward {
 };
 
 // --- ops with one or two Scalar parameters -------------------------------------------------
+
+// softshrink's meta check: lambda in [0, the dtype's largest value] (NaN fails it too).
+void checkSoftshrinkLambda(const Tensor& self, const Scalar& lambd) {
+  double largest = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "softshrink",
+                                  [&] { largest = std::numeric_limits<scalar_t>::max(); });
+  const double l = lambd.toDouble();
+  TORCH_CHECK(l >= 0 && l <= largest, "lambda must be in range [0, ", largest, "] for input dtype ",
+              self.scalar_type(), ", but found ", lambd);
+}
+
 template <ActivationOp Op>
 struct OneParam {
   static bool native(const Tensor& self, const Scalar& a) {
     return floatingKernelType(self) && real(a);
   }
   static Tensor compute(const Tensor& self, const Scalar& a, const Output& out) {
+    if constexpr (Op == ActivationOp::Softshrink) checkSoftshrinkLambda(self, a);
     return forward(Op, self, out.tensor(), params(a));
   }
 };

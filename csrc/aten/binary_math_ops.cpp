@@ -4,6 +4,7 @@
 // torch.special, and the activations' backward. Inputs are
 // converted to the result dtype first (the kernels take one dtype); a Python scalar rhs is
 // passed by value, a Python scalar lhs is filled on the device.
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/div.h>
@@ -19,6 +20,7 @@
 #include <torch/library.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
@@ -212,6 +214,12 @@ struct Xlogy {
     const at::Tensor zero = at::zeros({}, x.options()), xlogy = x * at::log(y);
     if (out.form() == Output::Form::Functional) return at::where(zero_x, zero, xlogy);
     at::Tensor target = out.tensor();
+    // where_out resizes; in place, self must have the broadcast shape (TensorIterator's check).
+    if (out.form() == Output::Form::InPlace) {
+      const std::vector<int64_t> shape = at::infer_size(a.sizes(), b.sizes());
+      TORCH_CHECK(target.sizes().equals(shape), "output with shape ", target.sizes(),
+                  " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+    }
     return at::where_out(target, zero_x, zero, xlogy);
   }
 };

@@ -212,7 +212,8 @@ struct Addc {
 
 // complex(real, imag) and polar(abs, angle) into out: the parts (broadcast together) are
 // written through out's real and imaginary views. Mismatched or non-floating parts, or an out
-// of another dtype, take the fallback, which raises CPU's error.
+// of another dtype, take the fallback, which raises CPU's error. out is never a host scalar:
+// a 0-dim CPU out= is refused like any other.
 bool nativeParts(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, bool half_ok) {
   const c10::ScalarType t = a.scalar_type();
   const bool floating = t == c10::kFloat || t == c10::kDouble || (half_ok && t == c10::kHalf);
@@ -232,7 +233,7 @@ struct ComplexOut {
     return nativeParts(re, im, out, /*half_ok=*/true);
   }
   static at::Tensor& compute(const at::Tensor& re, const at::Tensor& im, at::Tensor& out) {
-    commonDevice({re, im, out}, "complex");
+    checkOutDevice(out, commonDevice({re, im, out}, "complex"));
     return writeParts(out, re, im);
   }
 };
@@ -242,7 +243,7 @@ struct PolarOut {
     return nativeParts(abs, angle, out, /*half_ok=*/false);
   }
   static at::Tensor& compute(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
-    commonDevice({abs, angle, out}, "polar");
+    checkOutDevice(out, commonDevice({abs, angle, out}, "polar"));
     return writeParts(out, abs * at::cos(angle), abs * at::sin(angle));
   }
 };

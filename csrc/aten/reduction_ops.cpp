@@ -161,15 +161,16 @@ bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return kernelSupports(self.scalar_type()) && (!dtype || kernelSupports(*dtype));
 }
 
-// The complex dtypes sums take: complex64/complex128; CPU has no complex32 sum.
-bool complexSummable(c10::ScalarType t) {
-  return kernelSupportsComplex(t) && t != c10::kComplexHalf;
+// The complex dtypes sums take: complex64/complex128, and complex32 for sum itself (`half`):
+// CUDA's sum has it, accumulating in float, where CPU has no complex32 sum, mean or prod.
+bool complexSummable(c10::ScalarType t, bool half = false) {
+  return kernelSupportsComplex(t) && (half || t != c10::kComplexHalf);
 }
 
-// sum and mean also take complex64/complex128 (into either).
-bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  if (!complexSummable(self.scalar_type())) return nativeInputs(self, dtype);
-  return !dtype || complexSummable(*dtype);
+// sum and mean also take complex64/complex128 (into either); sum complex32 too (`half`).
+bool nativeSumInputs(const Tensor& self, std::optional<c10::ScalarType> dtype, bool half = false) {
+  if (!complexSummable(self.scalar_type(), half)) return nativeInputs(self, dtype);
+  return !dtype || complexSummable(*dtype, half);
 }
 
 // A complex sum is a pair of real sums: the components reduce as a kept innermost dimension.
@@ -193,7 +194,7 @@ struct Sum {
   static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    return nativeSumInputs(self, dtype);
+    return nativeSumInputs(self, dtype, /*half=*/true);
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
@@ -206,7 +207,7 @@ struct Sum {
 
 struct SumFull {
   static bool native(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-    return nativeSumInputs(self, dtype);
+    return nativeSumInputs(self, dtype, /*half=*/true);
   }
   static Tensor compute(const Tensor& self, std::optional<c10::ScalarType> dtype) {
     return Sum::compute(self, std::nullopt, false, dtype, Output());
@@ -224,6 +225,13 @@ struct NanSum {
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<c10::ScalarType> dtype, const Output& out) {
+    // Without dtype=, CPU's kernel runs in an out= tensor's dtype and adds floating dtypes only:
+    // a floating input into an integer out= is its NotImplementedError, unless nothing is added.
+    if (!dtype && out.isGiven() && at::isFloatingType(self.scalar_type()) && self.numel() > 0) {
+      const c10::ScalarType t = out.tensor().scalar_type();
+      TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"nansum_cpu\" not implemented for '", t,
+                                  "'");
+    }
     const Tensor x = at::isFloatingType(self.scalar_type())
                          ? at::where(at::isnan(self), at::zeros({}, self.options()), self)
                          : self;
@@ -374,10 +382,11 @@ struct Aminmax {
                   "aminmax(): cannot compute aminmax over an empty dimension as the operation "
                   "has no identity.");
     }
+    // The structured ops' wording, dtypes as TypeMeta names ("float", "double").
     for (const Output* out : {&min, &max})
       TORCH_CHECK(!out->isGiven() || out->tensor().scalar_type() == self.scalar_type(),
-                  "Expected out tensor to have dtype ", self.scalar_type(), ", but got ",
-                  out->tensor().scalar_type(), " instead");
+                  "Expected out tensor to have dtype ", self.dtype(), ", but got ",
+                  out->tensor().dtype(), " instead");
     const DimMask mask = dim ? at::native::make_dim_mask(*dim, self.dim())
                              : at::native::make_dim_mask(std::nullopt, self.dim());
     Tensor lo = reduceResult(min, self, mask, keepdim, self.scalar_type());

@@ -81,9 +81,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
     if (!skipped(t) && ref == nullptr) ref = &t;
   }
   const c10::ScalarType dtype = at::native::result_type(tensors_ref);
-  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()),
-              "torch.cat(): input types can't be cast to the desired output type ",
-              out.scalar_type());
+  TORCH_CHECK_TYPE(c10::canCast(dtype, out.scalar_type()),
+                   "torch.cat(): input types can't be cast to the desired output type ",
+                   out.scalar_type());
   if (ref == nullptr) {  // all legacy empty
     at::native::resize_output(out, {0});
     return out;

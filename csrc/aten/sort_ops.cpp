@@ -2,6 +2,7 @@
 // position of a sort). The sorted dimension is moved last and made dense, sorted per slice by
 // the sort kernel, and copied back into the outputs.
 // searchsorted and bucketize: a binary search per value by the sort family's search kernel.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/ops/empty.h>
@@ -252,7 +253,14 @@ at::Tensor searchsorted(const at::Tensor& boundaries, const at::Tensor& self, bo
       out_int32, right, side, sorter);
   at::Tensor result = out.allocate(self.sizes(), self.options().dtype(dtype),
                                    Output::DTypeRule::Exact, /*contiguous=*/true);
-  out.checkNoOverlap({self, boundaries});
+  // CPU has no overlap check here (out= may alias the values or the boundaries): a result
+  // that overlaps an input is computed aside, so the search reads the inputs as they were.
+  for (const at::Tensor& input : {self, boundaries, sorter}) {
+    if (input.defined() && at::get_overlap_status(result, input) != at::MemOverlapStatus::No) {
+      result = at::empty(self.sizes(), self.options().dtype(dtype));
+      break;
+    }
+  }
   if (self.numel() == 0) return out.finish(result);
   at::Tensor values, keys, order;
   at::native::searchsorted_maybe_trim_input_tensors(values, keys, order, self, boundaries, sorter);

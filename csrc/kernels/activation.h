@@ -63,7 +63,7 @@ struct ActivationForward {
       const T lo = x < T(0) ? x : T(0);
       return lo - std::log1p(std::exp(-std::fabs(x)));
     } else if constexpr (Op == ActivationOp::Softshrink) {
-      return x > a ? x - a : (x < -a ? x + a : T(0));
+      return x > a ? x - a : (x < -a ? x + a : T(0) * x);  // a NaN stays NaN, as in ATen
     } else if constexpr (Op == ActivationOp::Hardshrink) {
       return (x >= -a && x <= a) ? T(0) : x;
     } else {

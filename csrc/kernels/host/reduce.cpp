@@ -15,7 +15,7 @@
 namespace accel::kernels::host {
 namespace {
 
-// Independent accumulators a dense block is dealt over, so that the adds (or Welford steps) of
+// Independent accumulators a block is dealt over, so that the adds (or Welford steps) of
 // a block run side by side instead of in one dependency chain, and vectorise. Max and min keep
 // one: a tie must go to the lower index, which lanes dealt round-robin would not preserve.
 template <class A>
@@ -25,18 +25,30 @@ struct IsValueIndex<ValueIndex<T>> : std::true_type {};
 template <class R>
 constexpr int kLanesOf = IsValueIndex<typename R::acc_t>::value ? 1 : 8;
 
-// The accumulator of n adjacent elements p[0..n), whose reduced indices start at j: lane l
-// takes every kLanes-th element, and the lanes merge pairwise.
-template <class R, class In>
-typename R::acc_t denseBlock(const R& r, const In* p, int64_t j, int64_t n) {
+// The accumulator of n elements at p, p + step, ... (bytes), whose reduced indices start at j:
+// lane l takes every kLanes-th element, and the lanes merge pairwise; a run shorter than two
+// rounds of lanes adds in sequence, as CPU's kernels add short rows. Dense blocks (step = the
+// element size) vectorise; strided ones add in the same order, so a sum of a non-contiguous
+// tensor is the same number as of its contiguous copy, and as accurate.
+template <class R, class In, bool Dense>
+typename R::acc_t laneBlock(const R& r, const char* p, int64_t step, int64_t j, int64_t n) {
   using A = typename R::acc_t;
   constexpr int L = kLanesOf<R>;
+  auto at = [p, step](int64_t k) -> In {
+    if constexpr (Dense) return reinterpret_cast<const In*>(p)[k];
+    return *reinterpret_cast<const In*>(p + k * step);
+  };
+  if (n < 2 * L) {
+    A acc = r.identity();
+    for (int64_t k = 0; k < n; ++k) acc = r.reduce(acc, at(k), j + k);
+    return acc;
+  }
   A lane[L];
   for (int l = 0; l < L; ++l) lane[l] = r.identity();
   int64_t k = 0;
   for (; k + L <= n; k += L)
-    for (int l = 0; l < L; ++l) lane[l] = r.reduce(lane[l], p[k + l], j + k + l);
-  for (; k < n; ++k) lane[k % L] = r.reduce(lane[k % L], p[k], j + k);
+    for (int l = 0; l < L; ++l) lane[l] = r.reduce(lane[l], at(k + l), j + k + l);
+  for (; k < n; ++k) lane[k % L] = r.reduce(lane[k % L], at(k), j + k);
   for (int w = L / 2; w >= 1; w /= 2)
     for (int l = 0; l < w; ++l) lane[l] = r.combine(lane[l], lane[l + w]);
   return lane[0];
@@ -47,7 +59,6 @@ typename R::acc_t denseBlock(const R& r, const In* p, int64_t j, int64_t n) {
 template <class In, class R>
 typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
                               int64_t re) {
-  using A = typename R::acc_t;
   Pairwise<R> total;
   const int64_t inner = d.red_ndim > 0 ? d.red_sizes[0] : 1;
   const int64_t step = d.red_ndim > 0 ? d.in_red_strides[0] : 0;
@@ -56,16 +67,11 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
     int64_t off = base + redOffset(d, j);
     const int64_t e = j + std::min(re - j, inner - j % inner);
     while (j < e) {
-      const int64_t be = std::min(e, j + kCascade);
-      A part = r.identity();
-      if (dense) {
-        part = denseBlock(r, reinterpret_cast<const In*>(d.in + off), j, be - j);
-        off += (be - j) * step;
-        j = be;
-      } else {
-        for (; j < be; ++j, off += step) part = r.reduce(part, loadIn<In>(d, off), j);
-      }
-      total.push(r, part);
+      const int64_t n = std::min(e - j, kCascade);
+      total.push(r, dense ? laneBlock<R, In, true>(r, d.in + off, step, j, n)
+                          : laneBlock<R, In, false>(r, d.in + off, step, j, n));
+      off += n * step;
+      j += n;
     }
   }
   return total.result(r);
