@@ -15,6 +15,8 @@ class GlooTransport final : public Transport {
  public:
   GlooTransport(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int world_size);
   const char* name() const override { return "gloo, staged through pinned host memory"; }
+  // A batch's host task owns its staging blocks and runs once: a replay would reuse them freed.
+  bool capturable() const override { return false; }
   void submit(std::vector<Op> ops, const Fingerprint& fingerprint, const Submission& s) override;
 
  private:

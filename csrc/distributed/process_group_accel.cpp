@@ -98,6 +98,11 @@ class ProcessGroupAccel::Call {
     if (batch_->fingerprint.empty()) batch_->fingerprint = Fingerprint(pg.getSize());
     stream = pg.laneStream(lane);
 
+    TORCH_CHECK(pg.transport_->capturable() ||
+                    rt::driver().streamCaptureId(currentRuntimeStream(index)) == 0,
+                "accl ", name, " cannot be captured in a graph on its transport (",
+                pg.transport_->name(),
+                ": each call stages through buffers of its own); call it outside the capture");
     // The collective starts after the work the caller queued so far.
     rt::Event ready = nullptr;
     ACCEL_RT_CHECK(rt::driver().eventCreate(index, &ready, rt::kEventDisableTiming), index);

@@ -374,6 +374,22 @@ def semantics(check):
             assert not torch.accel.current_stream().query(), "all_reduce blocked the host"
         same(t + 1, torch.full((8,), float(WORLD + 1)))
 
+    @check("graph_capture_is_refused")
+    def _():
+        t = torch.ones(4, device=DEVICE)
+        g = torch.accel.Graph()
+        side = torch.accel.Stream()
+        side.wait_stream(torch.accel.current_stream())
+        with torch.accel.stream(side):
+            with torch.accel.graph(g):
+                expect_error(lambda: dist.all_reduce(t), RuntimeError, "captured in a graph")
+                t.add_(1)
+        g.replay()
+        torch.accel.synchronize()
+        same(t, torch.full((4,), 2.0))
+        dist.all_reduce(t)  # the group goes on
+        same(t, torch.full((4,), 2.0 * WORLD))
+
     @check("future_then")
     def _():
         t = torch.full((4,), float(RANK), device=DEVICE)
