@@ -286,29 +286,37 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
                               std::to_string(rank_) + " of " + std::to_string(world_) +
                               ", process group '" + s.group + "')";
   auto shared = std::make_shared<std::vector<StagedOp>>(std::move(staged));
-  enqueueHostTask(
-      s.stream, s.device,
-      [gloo = gloo_, shared, fingerprint, context, work_failure, group_failure, rank = rank_,
-       world = world_, sequence = s.sequence, group = s.group] {
-        std::string message;
-        try {
-          if (group_failure->failed()) {
-            message = context + " was skipped: an earlier collective of the group failed: " +
-                      group_failure->message();
-          } else {
-            if (!fingerprint.empty()) fingerprint.check(*gloo, rank, sequence, group);
-            Runner(*gloo, rank, world).run(*shared);
-            return;
+  const bool checked = !fingerprint.empty();
+  if (checked) fingerprints_->push(s.sequence, fingerprint);
+  try {
+    enqueueHostTask(
+        s.stream, s.device,
+        [gloo = gloo_, shared, fingerprints = fingerprints_, checked, context, work_failure,
+         group_failure, rank = rank_, world = world_, sequence = s.sequence, group = s.group] {
+          std::string message;
+          try {
+            if (group_failure->failed()) {
+              if (checked) fingerprints->drop(sequence);
+              message = context + " was skipped: an earlier collective of the group failed: " +
+                        group_failure->message();
+            } else {
+              if (checked) fingerprints->agree(*gloo, sequence, rank, group);
+              Runner(*gloo, rank, world).run(*shared);
+              return;
+            }
+          } catch (const std::exception& e) {
+            message = context + " failed: " + messageOf(e);
           }
-        } catch (const std::exception& e) {
-          message = context + " failed: " + messageOf(e);
-        }
-        auto error = std::make_exception_ptr(c10::DistBackendError(
-            c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
-        work_failure->set(error, message);
-        group_failure->set(error, message);
-        throw std::runtime_error(message);
-      });
+          auto error = std::make_exception_ptr(c10::DistBackendError(
+              c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
+          work_failure->set(error, message);
+          group_failure->set(error, message);
+          throw std::runtime_error(message);
+        });
+  } catch (...) {
+    if (checked) fingerprints_->cancel(s.sequence);
+    throw;
+  }
 
   for (const StagedOp& st : *shared) {
     if (writesOutput(st.op, rank_)) {

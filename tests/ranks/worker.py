@@ -487,6 +487,61 @@ def mismatch(check):
         )
 
 
+def hold_current_stream():
+    """Queues a few milliseconds of work on the current stream, so that the collectives called
+    next are all queued before the first one runs (and are checked together)."""
+    a = torch.ones(256, 256, device=DEVICE)
+    for _ in range(20):
+        a = (a @ a) / 256
+    return a
+
+
+@scenario
+def mismatch_in_a_burst(check):
+    """Collectives queued together are checked together: the ones before a disagreement run
+    with the right values, the one the ranks disagree on fails naming itself, and the group
+    refuses what follows."""
+    kind = os.environ["ACCEL_TEST_MISMATCH"]
+    init("accl", device_id=DEVICE)
+
+    @check("earlier_calls_run_and_the_disagreement_fails")
+    def _():
+        # Rank 0 queues all three before its first exchange; rank 1 most likely exchanges as
+        # each call comes, so the exchanges also cover ranks that passed different counts.
+        if RANK == 0:
+            hold_current_stream()
+        first = torch.full((4, 8), float(RANK + 1), device=DEVICE)
+        second = torch.full((3,), float(RANK + 1), dtype=torch.int64, device=DEVICE)
+        works = [dist.all_reduce(first, async_op=True), dist.all_reduce(second, async_op=True)]
+        if kind == "shape":
+            rows = 4 if RANK == 0 else 5
+            bad = torch.ones(rows, 8, device=DEVICE)
+            works.append(dist.all_reduce(bad, async_op=True))
+            words = ("all_reduce(Float[4, 8], SUM)", "all_reduce(Float[5, 8], SUM)")
+        else:  # all_to_all_single: rank 1 expects one row fewer from rank 0 than rank 0 sends
+            out_splits = [2, 2] if RANK == 0 else [1, 2]
+            inp = torch.ones(4, 3, device=DEVICE)
+            out = torch.empty(sum(out_splits), 3, device=DEVICE)
+            works.append(dist.all_to_all_single(out, inp, out_splits, [2, 2], async_op=True))
+            words = ("all_to_all_single", "rank 0 sends 6 elements to rank 1")
+        # The failure is the device's asynchronous error, raised (and cleared) by the next
+        # synchronize; the two collectives before it completed.
+        expect_error(torch.accel.synchronize, RuntimeError, "disagree", *words)
+        total = float(sum(r + 1 for r in range(WORLD)))
+        for work in works[:2]:
+            work.wait()
+            assert work.is_success()
+        same(first, torch.full((4, 8), total))
+        same(second, torch.full((3,), int(total)))
+        msg = expect_error(works[2].wait, dist.DistBackendError, "disagree", *words)
+        print("wait:", msg.splitlines()[0][:400])
+        expect_error(
+            lambda: dist.all_reduce(torch.ones(2, device=DEVICE)),
+            dist.DistBackendError,
+            "cannot be used after a failed collective",
+        )
+
+
 @scenario
 def dead_rank(check):
     """A rank dies mid-training; the others fail within the group's timeout."""
