@@ -1,5 +1,7 @@
 #include "runtime/host/stream.h"
 
+#include <pthread.h>
+
 #include <exception>
 #include <string>
 
@@ -119,6 +121,8 @@ bool StreamImpl::run(Work& work) {
 }
 
 void StreamImpl::workerLoop() {
+  // Named, so that profilers and top -H tell the device's threads from the program's.
+  pthread_setname_np(pthread_self(), "accel-stream");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (running_ || (!stop_ && queue_.empty())) {
