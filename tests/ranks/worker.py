@@ -348,6 +348,40 @@ def semantics(check):
         torch.accel.current_stream().wait_stream(side)
         same(x, torch.full((1 << 16,), float(WORLD * 2**20)))
 
+    @check("back_to_back_collectives_see_each_other_and_the_work_between")
+    def _():
+        # Back to back on the current stream, the second collective of a pair skips waiting
+        # for it (nothing was queued between); any work queued between is waited for.
+        n = 1 << 16
+        t = torch.full((n,), float(RANK + 1), device=DEVICE)
+        total = sum(r + 1 for r in range(WORLD))
+        dist.all_reduce(t)
+        dist.all_reduce(t)  # sees the first one's result
+        same(t, torch.full((n,), float(total * WORLD)))
+        for _ in range(20):  # a kernel chain queued between two collectives
+            t = t * 2
+        dist.all_reduce(t)
+        same(t, torch.full((n,), float(total * WORLD**2 * 2**20)))
+        side = torch.accel.Stream()  # work waited for from another stream
+        u = torch.full((n,), float(RANK), device=DEVICE)
+        dist.all_reduce(t)
+        side.wait_stream(torch.accel.current_stream())
+        with torch.accel.stream(side):
+            for _ in range(20):
+                u = u + 1
+        torch.accel.current_stream().wait_stream(side)
+        dist.all_reduce(u)
+        same(u, torch.full((n,), float(sum(r + 20 for r in range(WORLD)))))
+        # Another current stream: it is waited for as any first one.
+        with torch.accel.stream(side):
+            v = torch.full((n,), 3.0, device=DEVICE)
+            for _ in range(20):
+                v = v + 1
+            dist.all_reduce(v)
+            dist.all_reduce(v)
+        torch.accel.current_stream().wait_stream(side)
+        same(v, torch.full((n,), 23.0 * WORLD * WORLD))
+
     @check("async_op_does_not_block_the_host")
     def _():
         # The last rank joins late: the others return at once, with the work pending.

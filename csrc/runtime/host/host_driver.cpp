@@ -378,6 +378,12 @@ class HostDriver final : public Driver {
     return true;
   }
 
+  bool streamWorkCount(Stream stream, uint64_t* count) override {
+    if (stream == nullptr) return false;
+    *count = stream->queuedCount();
+    return true;
+  }
+
   Error getLastError(int device) override {
     if (!valid(device)) return Error::InvalidDevice;
     absorbKernelError(device);

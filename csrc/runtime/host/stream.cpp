@@ -28,6 +28,7 @@ StreamImpl::~StreamImpl() {
 
 Error StreamImpl::enqueue(Work work) {
   if (inBadFork()) return Error::NotSupported;
+  ++queued_;
   {
     std::unique_lock<std::mutex> lock(mu_);
     // Held while recording, so that a capture ending meanwhile cannot miss this work.
@@ -53,6 +54,7 @@ bool StreamImpl::runInlineIfIdle(InlineFn fn, void* context) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_ || !queue_.empty() || capture_) return false;
+    ++queued_;
     running_ = true;  // later work, queued from any thread, waits for this one
     changed();
   }
