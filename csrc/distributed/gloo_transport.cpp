@@ -239,7 +239,7 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
     const size_t bytes = nbytes(device_tensor);
     auto options = device_tensor.options().device(at::kCPU);
     if (bytes == 0) return at::empty({0}, options);
-    blocks.push_back(pool.acquire(bytes));
+    blocks.push_back(pool.acquire(bytes, s.stream));
     return at::from_blob(blocks.back().ptr, {device_tensor.numel()}, options);
   };
   auto copy = [&](void* dst, const void* src, size_t bytes, rt::MemcpyKind kind) {
@@ -324,8 +324,10 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
            rt::MemcpyKind::HostToDevice);
     }
   }
-  // Back to the pool once the stream has passed the last copy; the closure also drops the
-  // staged ops (and with them the device tensors) on the stream's thread.
+  // Later batches on this stream may stage through the blocks at once; other streams, once
+  // the stream has passed the last copy. The closure also drops the staged ops (and with them
+  // the device tensors) on the stream's thread.
+  for (const auto& b : blocks) pool.retire(b, s.stream);
   enqueueHostTask(s.stream, s.device, [blocks = std::move(blocks), shared]() mutable {
     shared.reset();
     for (const auto& b : blocks) PinnedStagingPool::instance().release(b);

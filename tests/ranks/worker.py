@@ -454,6 +454,21 @@ def semantics(check):
         assert after["in_use_bytes"] == 0, after
         assert torch.accel.memory_stats()["num_device_alloc"] == device_allocs
 
+    @check("queued_collectives_stage_through_one_block")
+    def _():
+        # Collectives queued together reuse a staging block in stream order: ten 2 MiB
+        # all_reduces in flight at once need one 2 MiB block (none was cached before).
+        t = torch.ones(1 << 19, device=DEVICE)
+        before = staging_stats()
+        for _ in range(10):
+            dist.all_reduce(t)
+        torch.accel.synchronize()
+        after = staging_stats()
+        assert after["host_allocs"] - before["host_allocs"] == 1, (before, after)
+        assert after["cached_bytes"] - before["cached_bytes"] == 2 << 20, (before, after)
+        assert after["in_use_bytes"] == 0, after
+        same(t, torch.full((1 << 19,), float(WORLD**10)))
+
     @check("record_stream_defers_reuse_of_inputs")
     def _():
         # The communication stream is held up (the last rank joins late) while the input is
