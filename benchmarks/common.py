@@ -31,6 +31,27 @@ def median_wall_and_cpu_seconds(fn, repeats: int = 15, inner: int = 1, sync=None
     return statistics.median(wall), statistics.median(cpu)
 
 
+def wall_and_cpu_in_turns(steps: dict, repeats: int, inner: int = 1) -> dict:
+    """{name: (wall, CPU) medians per call} of several steps, each a (fn, sync) pair timed as
+    median_wall_and_cpu_seconds times one, in turns (`inner` calls of each per round), so that
+    all of them see the same machine load."""
+    for fn, sync in steps.values():
+        fn()
+        if sync:
+            sync()
+    samples = {name: ([], []) for name in steps}
+    for _ in range(repeats):
+        for name, (fn, sync) in steps.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(inner):
+                fn()
+            if sync:
+                sync()
+            samples[name][0].append((time.perf_counter() - t0) / inner)
+            samples[name][1].append((time.process_time() - c0) / inner)
+    return {name: (statistics.median(w), statistics.median(c)) for name, (w, c) in samples.items()}
+
+
 def medians_in_turns(steps: dict, repeats: int, warmup: int = 2) -> dict:
     """Median seconds of each of several step functions, timed in turns (one call of each per
     round), so that all of them see the same machine load."""

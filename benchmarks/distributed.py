@@ -8,7 +8,8 @@
 
     python benchmarks/distributed.py [--out bench-results] [--max-mib 256]
 
-Bus bandwidth is NCCL's convention: bytes * 2 (n - 1) / n / time. Medians over repeats. Each
+Bus bandwidth is NCCL's convention: bytes * 2 (n - 1) / n / time. Medians over repeats, the two
+sides timed in turns (one burst of each per round) so that both see the same load. Each
 all_reduce row also compares the CPU time rank 0's process spends per call (all threads): on
 a machine loaded by other jobs it varies far less than the wall-time ratio, and it is the
 ratio a saturated machine converges to.
@@ -25,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import median_wall_and_cpu_seconds, write_result  # noqa: E402
+from common import wall_and_cpu_in_turns, write_result  # noqa: E402
 from ranks.launch import base_env, free_port  # noqa: E402
 
 
@@ -44,7 +45,7 @@ def rank_all_reduce(max_mib):
     while size <= max_mib << 20:
         n = size // 4
         inner = max(1, min(50, (8 << 20) // size))
-        repeats = 7 if size <= (16 << 20) else 3
+        repeats = 9 if size <= (16 << 20) else 5
         # First the values (each rank contributes rank + 1), then the timing, on zeros (a
         # repeated sum of ones would overflow).
         check = torch.full((n,), float(rank + 1), device=device)
@@ -53,12 +54,17 @@ def rank_all_reduce(max_mib):
         assert torch.equal(check.cpu(), torch.full((n,), expected)), f"wrong sum at {size} B"
         cpu = torch.zeros(n)
         acc = torch.zeros(n, device=device)
-        # Each side is timed to completion: gloo on CPU tensors returns when done; accel
-        # waits for its stream.
-        t_cpu, c_cpu = median_wall_and_cpu_seconds(lambda: dist.all_reduce(cpu), repeats, inner)
-        t_acc, c_acc = median_wall_and_cpu_seconds(
-            lambda: dist.all_reduce(acc), repeats, inner, torch.accel.synchronize
+        # Each side is timed to completion (gloo on CPU tensors returns when done; accel waits
+        # for its stream), in turns, so that both see the same load from other processes.
+        times = wall_and_cpu_in_turns(
+            {
+                "cpu": (lambda: dist.all_reduce(cpu), None),
+                "accel": (lambda: dist.all_reduce(acc), torch.accel.synchronize),
+            },
+            repeats,
+            inner,
         )
+        (t_cpu, c_cpu), (t_acc, c_acc) = times["cpu"], times["accel"]
         factor = 2 * (world - 1) / world if world > 1 else 1.0  # algorithm bandwidth alone
         rows.append(
             {

@@ -15,6 +15,13 @@ def test_ranks_that_disagree_get_an_error_naming_the_collective(kind, tmp_path):
         assert "rank 0 called" in output, output[-2000:]
 
 
+@pytest.mark.parametrize("kind", ["shape", "splits"])
+def test_a_disagreement_among_queued_collectives_fails_only_that_one(kind, tmp_path):
+    """Collectives queued together are checked in one exchange; those before the disagreement
+    run with the right values."""
+    run_ranks("mismatch_in_a_burst", tmp_path, env={"ACCEL_TEST_MISMATCH": kind}, timeout=90)
+
+
 def test_a_dead_rank_fails_the_others_within_the_timeout(tmp_path):
     results = run_ranks("dead_rank", tmp_path, timeout=90, expect_ok=False)
     survivor_code, survivor, output = results[0]

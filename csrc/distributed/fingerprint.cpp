@@ -1,5 +1,6 @@
 #include "distributed/fingerprint.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -58,6 +59,31 @@ void mix(int64_t& hash, int64_t value) {
   hash = static_cast<int64_t>(h);
 }
 
+// Why the ranks' slots of one batch disagree ("" when they agree); slot(q) is rank q's.
+template <class Slot>
+std::string disagreement(const Slot& slot, int world, const std::string& where, int rank) {
+  constexpr int kCompared = Fingerprint::kHeaderWords + 1;  // the header and the splits flag
+  for (int q = 1; q < world; ++q) {
+    if (!std::equal(slot(0), slot(0) + kCompared, slot(q))) {
+      return c10::str("accl: the ranks disagree on ", where, ": rank 0 called ", describe(slot(0)),
+                      ", rank ", q, " called ", describe(slot(q)), " (this is rank ", rank, ")");
+    }
+  }
+  if (!slot(0)[Fingerprint::kHeaderWords]) return "";
+  // all_to_all: what rank s sends to rank d is what rank d expects from rank s.
+  for (int s = 0; s < world; ++s) {
+    for (int d = 0; d < world; ++d) {
+      const int64_t sent = slot(s)[kCompared + d];
+      const int64_t expected = slot(d)[kCompared + world + s];
+      if (sent != expected) {
+        return c10::str("accl: the ranks disagree on ", where, ": in ", describe(slot(0)), " rank ",
+                        s, " sends ", sent, " elements to rank ", d, ", which expects ", expected,
+                        " from rank ", s, " (this is rank ", rank, ")");
+      }
+    }
+  }
+  return "";
+}
 }  // namespace
 
 void Fingerprint::add(Collective collective, at::ScalarType dtype, c10::IntArrayRef shape,
@@ -85,40 +111,53 @@ void Fingerprint::add(Collective collective, at::ScalarType dtype, c10::IntArray
   for (int64_t s : shape) mix(words_[kHash], s);
 }
 
+void Fingerprint::write(int64_t* slot) const {
+  std::copy(words_.begin(), words_.end(), slot);
+  slot[kHeaderWords] = splits_.empty() ? 0 : 1;
+  std::fill(slot + kHeaderWords + 1, slot + slotWords(world_), 0);
+  std::copy(splits_.begin(), splits_.end(), slot + kHeaderWords + 1);
+}
+
+size_t Fingerprint::slotsPerExchange(int world) {
+  constexpr int64_t kRowWords = 512;  // 4 KiB per rank
+  return static_cast<size_t>(std::clamp<int64_t>(kRowWords / slotWords(world), 1, 16));
+}
+
 void Fingerprint::check(c10d::Backend& gloo, int rank, uint64_t sequence,
                         const std::string& group) const {
-  const int64_t width = kHeaderWords + 2 * world_;
-  at::Tensor mine = at::zeros({width}, at::kLong);
-  std::copy(words_.begin(), words_.end(), mine.data_ptr<int64_t>());
-  if (!splits_.empty()) {
-    std::copy(splits_.begin(), splits_.end(), mine.data_ptr<int64_t>() + kHeaderWords);
-  }
-  at::Tensor all = at::empty({world_ * width}, at::kLong);
-  gloo._allgather_base(all, mine)->wait();
+  const Agreement agreement = exchange(gloo, {this}, {sequence}, 1, rank, group);
+  TORCH_CHECK_WITH(DistBackendError, agreement.disagreement.empty(), agreement.disagreement);
+}
 
-  const int64_t* w = all.data_ptr<int64_t>();
-  auto row = [&](int r) { return w + r * width; };
-  const std::string where =
-      "collective #" + std::to_string(sequence) + " of process group '" + group + "'";
-  for (int r = 0; r < world_; ++r) {
-    if (!std::equal(row(0), row(0) + kHeaderWords, row(r))) {
-      TORCH_CHECK_WITH(DistBackendError, false, "accl: the ranks disagree on ", where,
-                       ": rank 0 called ", describe(row(0)), ", rank ", r, " called ",
-                       describe(row(r)), " (this is rank ", rank, ")");
-    }
+Fingerprint::Agreement Fingerprint::exchange(c10d::Backend& gloo,
+                                             const std::vector<const Fingerprint*>& mine,
+                                             const std::vector<uint64_t>& sequences, size_t slots,
+                                             int rank, const std::string& group) {
+  TORCH_INTERNAL_ASSERT(!mine.empty() && mine.size() <= slots && sequences.size() == mine.size());
+  const int world = mine[0]->world_;
+  const int64_t slot_words = slotWords(world);
+  // A row per rank: how many batches it passed, then their slots.
+  const int64_t width = 1 + static_cast<int64_t>(slots) * slot_words;
+  at::Tensor row = at::zeros({width}, at::kLong);
+  int64_t* r = row.data_ptr<int64_t>();
+  r[0] = static_cast<int64_t>(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) mine[i]->write(r + 1 + i * slot_words);
+  at::Tensor all = at::empty({world * width}, at::kLong);
+  gloo._allgather_base(all, row)->wait();
+
+  const int64_t* rows = all.data_ptr<int64_t>();
+  int64_t passed = rows[0];
+  for (int q = 1; q < world; ++q) passed = std::min(passed, rows[q * width]);
+  Agreement agreement;
+  for (; agreement.agreed < static_cast<size_t>(passed); ++agreement.agreed) {
+    const int64_t offset = 1 + static_cast<int64_t>(agreement.agreed) * slot_words;
+    auto slot = [&](int q) { return rows + q * width + offset; };
+    const std::string where = "collective #" + std::to_string(sequences[agreement.agreed]) +
+                              " of process group '" + group + "'";
+    agreement.disagreement = disagreement(slot, world, where, rank);
+    if (!agreement.disagreement.empty()) break;
   }
-  if (splits_.empty()) return;
-  // all_to_all: what rank s sends to rank d is what rank d expects from rank s.
-  for (int s = 0; s < world_; ++s) {
-    for (int d = 0; d < world_; ++d) {
-      const int64_t sent = row(s)[kHeaderWords + d];
-      const int64_t expected = row(d)[kHeaderWords + world_ + s];
-      TORCH_CHECK_WITH(DistBackendError, sent == expected, "accl: the ranks disagree on ", where,
-                       ": in ", describe(row(0)), " rank ", s, " sends ", sent,
-                       " elements to rank ", d, ", which expects ", expected, " from rank ", s,
-                       " (this is rank ", rank, ")");
-    }
-  }
+  return agreement;
 }
 
 }  // namespace accel::dist

@@ -239,7 +239,7 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
     const size_t bytes = nbytes(device_tensor);
     auto options = device_tensor.options().device(at::kCPU);
     if (bytes == 0) return at::empty({0}, options);
-    blocks.push_back(pool.acquire(bytes));
+    blocks.push_back(pool.acquire(bytes, s.stream));
     return at::from_blob(blocks.back().ptr, {device_tensor.numel()}, options);
   };
   auto copy = [&](void* dst, const void* src, size_t bytes, rt::MemcpyKind kind) {
@@ -286,29 +286,37 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
                               std::to_string(rank_) + " of " + std::to_string(world_) +
                               ", process group '" + s.group + "')";
   auto shared = std::make_shared<std::vector<StagedOp>>(std::move(staged));
-  enqueueHostTask(
-      s.stream, s.device,
-      [gloo = gloo_, shared, fingerprint, context, work_failure, group_failure, rank = rank_,
-       world = world_, sequence = s.sequence, group = s.group] {
-        std::string message;
-        try {
-          if (group_failure->failed()) {
-            message = context + " was skipped: an earlier collective of the group failed: " +
-                      group_failure->message();
-          } else {
-            if (!fingerprint.empty()) fingerprint.check(*gloo, rank, sequence, group);
-            Runner(*gloo, rank, world).run(*shared);
-            return;
+  const bool checked = !fingerprint.empty();
+  if (checked) fingerprints_->push(s.sequence, fingerprint);
+  try {
+    enqueueHostTask(
+        s.stream, s.device,
+        [gloo = gloo_, shared, fingerprints = fingerprints_, checked, context, work_failure,
+         group_failure, rank = rank_, world = world_, sequence = s.sequence, group = s.group] {
+          std::string message;
+          try {
+            if (group_failure->failed()) {
+              if (checked) fingerprints->drop(sequence);
+              message = context + " was skipped: an earlier collective of the group failed: " +
+                        group_failure->message();
+            } else {
+              if (checked) fingerprints->agree(*gloo, sequence, rank, group);
+              Runner(*gloo, rank, world).run(*shared);
+              return;
+            }
+          } catch (const std::exception& e) {
+            message = context + " failed: " + messageOf(e);
           }
-        } catch (const std::exception& e) {
-          message = context + " failed: " + messageOf(e);
-        }
-        auto error = std::make_exception_ptr(c10::DistBackendError(
-            c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
-        work_failure->set(error, message);
-        group_failure->set(error, message);
-        throw std::runtime_error(message);
-      });
+          auto error = std::make_exception_ptr(c10::DistBackendError(
+              c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, message));
+          work_failure->set(error, message);
+          group_failure->set(error, message);
+          throw std::runtime_error(message);
+        });
+  } catch (...) {
+    if (checked) fingerprints_->cancel(s.sequence);
+    throw;
+  }
 
   for (const StagedOp& st : *shared) {
     if (writesOutput(st.op, rank_)) {
@@ -316,8 +324,10 @@ void GlooTransport::submit(std::vector<Op> ops, const Fingerprint& fingerprint,
            rt::MemcpyKind::HostToDevice);
     }
   }
-  // Back to the pool once the stream has passed the last copy; the closure also drops the
-  // staged ops (and with them the device tensors) on the stream's thread.
+  // Later batches on this stream may stage through the blocks at once; other streams, once
+  // the stream has passed the last copy. The closure also drops the staged ops (and with them
+  // the device tensors) on the stream's thread.
+  for (const auto& b : blocks) pool.retire(b, s.stream);
   enqueueHostTask(s.stream, s.device, [blocks = std::move(blocks), shared]() mutable {
     shared.reset();
     for (const auto& b : blocks) PinnedStagingPool::instance().release(b);

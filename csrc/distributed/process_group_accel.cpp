@@ -98,13 +98,13 @@ class ProcessGroupAccel::Call {
     if (batch_->fingerprint.empty()) batch_->fingerprint = Fingerprint(pg.getSize());
     stream = pg.laneStream(lane);
 
+    TORCH_CHECK(pg.transport_->capturable() ||
+                    rt::driver().streamCaptureId(currentRuntimeStream(index)) == 0,
+                "accl ", name, " cannot be captured in a graph on its transport (",
+                pg.transport_->name(),
+                ": each call stages through buffers of its own); call it outside the capture");
     // The collective starts after the work the caller queued so far.
-    rt::Event ready = nullptr;
-    ACCEL_RT_CHECK(rt::driver().eventCreate(index, &ready, rt::kEventDisableTiming), index);
-    rt::Error err = rt::driver().eventRecord(ready, currentRuntimeStream(index));
-    if (err == rt::Error::Success) err = rt::driver().streamWaitEvent(runtimeStream(stream), ready);
-    rt::driver().eventDestroy(ready);
-    ACCEL_RT_CHECK(err, index);
+    pg.order_->follow(runtimeStream(stream), currentRuntimeStream(index), index);
 
     guard_.emplace(stream);
     for (const at::Tensor& t : tensors) {
@@ -223,7 +223,7 @@ c10::intrusive_ptr<Work> ProcessGroupAccel::submit(Batch& batch) {
   const char* name = collectiveName(batch.collective);
   c10::Device device(c10::DeviceType::PrivateUse1, batch.device);
   auto work = c10::make_intrusive<Work>(getRank(), batch.type, name, device, batch.outputs,
-                                        batch.blocks_host);
+                                        batch.blocks_host, order_);
   const c10::Stream stream = laneStream(batch.lane);
   Submission s;
   s.device = batch.device;

@@ -17,6 +17,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "distributed/collective.h"
+#include "distributed/stream_order.h"
 #include "distributed/transport.h"
 #include "distributed/work.h"
 
@@ -125,6 +126,7 @@ class ProcessGroupAccel final : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> gloo_;
   std::unique_ptr<Transport> transport_;
   const std::shared_ptr<Failure> failure_ = std::make_shared<Failure>();
+  const std::shared_ptr<StreamOrder> order_ = std::make_shared<StreamOrder>();
 
   std::recursive_mutex mu_;  // one call at a time: the ranks must see calls in one order
   std::optional<c10::DeviceIndex> device_;

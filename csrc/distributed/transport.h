@@ -33,6 +33,9 @@ class Transport {
   // Whether sends and receives get streams of their own (gloo, whose send completes only once
   // its receiver is posted), or queue in order with the collectives (NCCL's semantics).
   virtual bool pointToPointLanes() const { return true; }
+  // Whether a graph capture may record the transport's work (ProcessGroupAccel refuses a
+  // collective on a capturing stream otherwise).
+  virtual bool capturable() const { return true; }
   // Queues the ops as one unit on `s.stream` and returns without waiting for them. The ranks
   // check `fingerprint` (unless it is empty) before any data moves. A failure while the ops
   // run is recorded in both Failures, and raised on the stream so that the next synchronize

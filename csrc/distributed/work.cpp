@@ -10,12 +10,13 @@
 namespace accel::dist {
 
 Work::Work(int rank, c10d::OpType type, const char* name, c10::Device device,
-           std::vector<at::Tensor> outputs, bool blocks_host)
+           std::vector<at::Tensor> outputs, bool blocks_host, std::shared_ptr<StreamOrder> order)
     : c10d::Work(rank, type),
       name_(name),
       device_(device),
       outputs_(std::move(outputs)),
       blocks_host_(blocks_host),
+      order_(std::move(order)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
           c10::ListType::create(c10::TensorType::get()), std::vector<c10::Device>{device})) {}
 
@@ -25,8 +26,9 @@ Work::~Work() {
 
 void Work::enqueued(const c10::Stream& stream) {
   const int device = device_.index();
+  stream_ = runtimeStream(stream);
   ACCEL_RT_CHECK(rt::driver().eventCreate(device, &end_, rt::kEventDisableTiming), device);
-  ACCEL_RT_CHECK(rt::driver().eventRecord(end_, runtimeStream(stream)), device);
+  ACCEL_RT_CHECK(rt::driver().eventRecord(end_, stream_), device);
   // With the communication stream current, the future's events mark the collective's end.
   c10::StreamGuard guard(stream);
   future_->markCompleted(c10::IValue(outputs_));
@@ -56,7 +58,7 @@ std::vector<at::Tensor> Work::result() { return outputs_; }
 void Work::synchronize() {
   checkEnqueued();
   const int device = device_.index();
-  ACCEL_RT_CHECK(rt::driver().streamWaitEvent(currentRuntimeStream(device), end_), device);
+  order_->await(currentRuntimeStream(device), stream_, end_, device);
 }
 
 bool Work::wait(std::chrono::milliseconds timeout) {

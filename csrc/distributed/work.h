@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "distributed/failure.h"
+#include "distributed/stream_order.h"
 #include "runtime/driver.h"
 
 namespace accel::dist {
@@ -19,7 +20,7 @@ namespace accel::dist {
 class Work final : public c10d::Work {
  public:
   Work(int rank, c10d::OpType type, const char* name, c10::Device device,
-       std::vector<at::Tensor> outputs, bool blocks_host);
+       std::vector<at::Tensor> outputs, bool blocks_host, std::shared_ptr<StreamOrder> order);
   ~Work() override;
 
   // Called once the collective is queued on `stream`: records the end event and completes
@@ -44,6 +45,8 @@ class Work final : public c10d::Work {
   const c10::Device device_;
   std::vector<at::Tensor> outputs_;
   const bool blocks_host_;
+  const std::shared_ptr<StreamOrder> order_;  // the group's
+  rt::Stream stream_ = nullptr;               // the communication stream
   rt::Event end_ = nullptr;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };

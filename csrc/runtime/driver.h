@@ -182,6 +182,10 @@ class Driver {
   // any stream: profilers tell the operations that launched work from those that did not.
   // False from a driver that does not count.
   virtual bool threadWorkCount(uint64_t* count) { return false; }
+  // How many items (kernels, copies, memsets, event records and waits, host functions, graph
+  // launches) have been queued on `stream` so far, by any thread: a count that has not changed
+  // means nothing was queued meanwhile. False from a driver that does not count (CUDA).
+  virtual bool streamWorkCount(Stream stream, uint64_t* count) { return false; }
 
   // Takes and clears the sticky error of work that failed asynchronously on `device`.
   virtual Error getLastError(int device) = 0;

@@ -140,6 +140,47 @@ TEST(RuntimeStream, LaunchBlockingRunsOnTheCaller) {
   EXPECT_EQ(drv->free(0, d), Error::Success);
 }
 
+// streamWorkCount counts every item queued on the stream, whatever its kind and whether it ran
+// on the caller (short work on an idle stream) or on the worker; a wait for a completed event
+// queues nothing.
+TEST(RuntimeStream, WorkCountCountsEveryQueuedItem) {
+  auto drv = test::hostDriver();
+  Stream s = nullptr, other = nullptr;
+  ASSERT_EQ(drv->streamCreate(0, &s, kLowestPriority), Error::Success);
+  ASSERT_EQ(drv->streamCreate(0, &other, kLowestPriority), Error::Success);
+  uint64_t n0 = 0, n = 0;
+  ASSERT_TRUE(drv->streamWorkCount(s, &n0));
+  ASSERT_EQ(host::enqueue(s, [] {}), Error::Success);  // a kernel
+  void* d = nullptr;
+  ASSERT_EQ(drv->malloc(0, &d, 256), Error::Success);
+  ASSERT_EQ(drv->memsetAsync(d, 0, 256, s), Error::Success);  // short: may run on the caller
+  Event e = nullptr, done = nullptr;
+  ASSERT_EQ(drv->eventCreate(0, &e, kEventDisableTiming), Error::Success);
+  ASSERT_EQ(drv->eventCreate(0, &done, kEventDisableTiming), Error::Success);
+  ASSERT_EQ(drv->eventRecord(e, s), Error::Success);
+  ASSERT_TRUE(drv->streamWorkCount(s, &n));
+  EXPECT_EQ(n, n0 + 3);
+  // A wait queues an item while the event is pending, none once it completed.
+  std::atomic<bool> release{false};
+  ASSERT_EQ(host::enqueue(other,
+                          [&] {
+                            while (!release) std::this_thread::yield();
+                          }),
+            Error::Success);
+  ASSERT_EQ(drv->eventRecord(done, other), Error::Success);
+  ASSERT_EQ(drv->streamWaitEvent(s, done), Error::Success);
+  ASSERT_TRUE(drv->streamWorkCount(s, &n));
+  EXPECT_EQ(n, n0 + 4);
+  release = true;
+  ASSERT_EQ(drv->streamSynchronize(s), Error::Success);
+  ASSERT_EQ(drv->streamWaitEvent(s, done), Error::Success);
+  ASSERT_TRUE(drv->streamWorkCount(s, &n));
+  EXPECT_EQ(n, n0 + 4);
+  for (Event ev : {e, done}) EXPECT_EQ(drv->eventDestroy(ev), Error::Success);
+  EXPECT_EQ(drv->free(0, d), Error::Success);
+  for (Stream st : {s, other}) EXPECT_EQ(drv->streamDestroy(st), Error::Success);
+}
+
 TEST(RuntimeStream, EnqueueRejectsNullArguments) {
   auto drv = test::hostDriver();
   EXPECT_EQ(host::enqueue(nullptr, [] {}), Error::InvalidValue);

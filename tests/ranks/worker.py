@@ -348,6 +348,40 @@ def semantics(check):
         torch.accel.current_stream().wait_stream(side)
         same(x, torch.full((1 << 16,), float(WORLD * 2**20)))
 
+    @check("back_to_back_collectives_see_each_other_and_the_work_between")
+    def _():
+        # Back to back on the current stream, the second collective of a pair skips waiting
+        # for it (nothing was queued between); any work queued between is waited for.
+        n = 1 << 16
+        t = torch.full((n,), float(RANK + 1), device=DEVICE)
+        total = sum(r + 1 for r in range(WORLD))
+        dist.all_reduce(t)
+        dist.all_reduce(t)  # sees the first one's result
+        same(t, torch.full((n,), float(total * WORLD)))
+        for _ in range(20):  # a kernel chain queued between two collectives
+            t = t * 2
+        dist.all_reduce(t)
+        same(t, torch.full((n,), float(total * WORLD**2 * 2**20)))
+        side = torch.accel.Stream()  # work waited for from another stream
+        u = torch.full((n,), float(RANK), device=DEVICE)
+        dist.all_reduce(t)
+        side.wait_stream(torch.accel.current_stream())
+        with torch.accel.stream(side):
+            for _ in range(20):
+                u = u + 1
+        torch.accel.current_stream().wait_stream(side)
+        dist.all_reduce(u)
+        same(u, torch.full((n,), float(sum(r + 20 for r in range(WORLD)))))
+        # Another current stream: it is waited for as any first one.
+        with torch.accel.stream(side):
+            v = torch.full((n,), 3.0, device=DEVICE)
+            for _ in range(20):
+                v = v + 1
+            dist.all_reduce(v)
+            dist.all_reduce(v)
+        torch.accel.current_stream().wait_stream(side)
+        same(v, torch.full((n,), 23.0 * WORLD * WORLD))
+
     @check("async_op_does_not_block_the_host")
     def _():
         # The last rank joins late: the others return at once, with the work pending.
@@ -373,6 +407,22 @@ def semantics(check):
         if RANK != WORLD - 1:
             assert not torch.accel.current_stream().query(), "all_reduce blocked the host"
         same(t + 1, torch.full((8,), float(WORLD + 1)))
+
+    @check("graph_capture_is_refused")
+    def _():
+        t = torch.ones(4, device=DEVICE)
+        g = torch.accel.Graph()
+        side = torch.accel.Stream()
+        side.wait_stream(torch.accel.current_stream())
+        with torch.accel.stream(side):
+            with torch.accel.graph(g):
+                expect_error(lambda: dist.all_reduce(t), RuntimeError, "captured in a graph")
+                t.add_(1)
+        g.replay()
+        torch.accel.synchronize()
+        same(t, torch.full((4,), 2.0))
+        dist.all_reduce(t)  # the group goes on
+        same(t, torch.full((4,), 2.0 * WORLD))
 
     @check("future_then")
     def _():
@@ -403,6 +453,21 @@ def semantics(check):
         assert after["reuses"] - before["reuses"] == after["acquires"] - before["acquires"] == 30
         assert after["in_use_bytes"] == 0, after
         assert torch.accel.memory_stats()["num_device_alloc"] == device_allocs
+
+    @check("queued_collectives_stage_through_one_block")
+    def _():
+        # Collectives queued together reuse a staging block in stream order: ten 2 MiB
+        # all_reduces in flight at once need one 2 MiB block (none was cached before).
+        t = torch.ones(1 << 19, device=DEVICE)
+        before = staging_stats()
+        for _ in range(10):
+            dist.all_reduce(t)
+        torch.accel.synchronize()
+        after = staging_stats()
+        assert after["host_allocs"] - before["host_allocs"] == 1, (before, after)
+        assert after["cached_bytes"] - before["cached_bytes"] == 2 << 20, (before, after)
+        assert after["in_use_bytes"] == 0, after
+        same(t, torch.full((1 << 19,), float(WORLD**10)))
 
     @check("record_stream_defers_reuse_of_inputs")
     def _():
@@ -464,6 +529,61 @@ def mismatch(check):
         )
         print("wait:", msg.splitlines()[0][:400])
         # The group refuses further work, at once, instead of running on garbage.
+        expect_error(
+            lambda: dist.all_reduce(torch.ones(2, device=DEVICE)),
+            dist.DistBackendError,
+            "cannot be used after a failed collective",
+        )
+
+
+def hold_current_stream():
+    """Queues a few milliseconds of work on the current stream, so that the collectives called
+    next are all queued before the first one runs (and are checked together)."""
+    a = torch.ones(256, 256, device=DEVICE)
+    for _ in range(20):
+        a = (a @ a) / 256
+    return a
+
+
+@scenario
+def mismatch_in_a_burst(check):
+    """Collectives queued together are checked together: the ones before a disagreement run
+    with the right values, the one the ranks disagree on fails naming itself, and the group
+    refuses what follows."""
+    kind = os.environ["ACCEL_TEST_MISMATCH"]
+    init("accl", device_id=DEVICE)
+
+    @check("earlier_calls_run_and_the_disagreement_fails")
+    def _():
+        # Rank 0 queues all three before its first exchange; rank 1 most likely exchanges as
+        # each call comes, so the exchanges also cover ranks that passed different counts.
+        if RANK == 0:
+            hold_current_stream()
+        first = torch.full((4, 8), float(RANK + 1), device=DEVICE)
+        second = torch.full((3,), float(RANK + 1), dtype=torch.int64, device=DEVICE)
+        works = [dist.all_reduce(first, async_op=True), dist.all_reduce(second, async_op=True)]
+        if kind == "shape":
+            rows = 4 if RANK == 0 else 5
+            bad = torch.ones(rows, 8, device=DEVICE)
+            works.append(dist.all_reduce(bad, async_op=True))
+            words = ("all_reduce(Float[4, 8], SUM)", "all_reduce(Float[5, 8], SUM)")
+        else:  # all_to_all_single: rank 1 expects one row fewer from rank 0 than rank 0 sends
+            out_splits = [2, 2] if RANK == 0 else [1, 2]
+            inp = torch.ones(4, 3, device=DEVICE)
+            out = torch.empty(sum(out_splits), 3, device=DEVICE)
+            works.append(dist.all_to_all_single(out, inp, out_splits, [2, 2], async_op=True))
+            words = ("all_to_all_single", "rank 0 sends 6 elements to rank 1")
+        # The failure is the device's asynchronous error, raised (and cleared) by the next
+        # synchronize; the two collectives before it completed.
+        expect_error(torch.accel.synchronize, RuntimeError, "disagree", *words)
+        total = float(sum(r + 1 for r in range(WORLD)))
+        for work in works[:2]:
+            work.wait()
+            assert work.is_success()
+        same(first, torch.full((4, 8), total))
+        same(second, torch.full((3,), int(total)))
+        msg = expect_error(works[2].wait, dist.DistBackendError, "disagree", *words)
+        print("wait:", msg.splitlines()[0][:400])
         expect_error(
             lambda: dist.all_reduce(torch.ones(2, device=DEVICE)),
             dist.DistBackendError,

@@ -18,6 +18,7 @@
 #include "runtime/host/event.h"
 #include "runtime/host/fault.h"
 #include "runtime/host/memory.h"
+#include "runtime/host/memory_copy.h"
 #include "runtime/host/stream.h"
 #include "runtime/host/sticky_error.h"
 #include "runtime/host/work_count.h"
@@ -155,7 +156,7 @@ class HostDriver final : public Driver {
     }
     if (processFaults().inject(FaultSite::Memcpy)) return Error::LaunchFailure;
     noteWorkQueued();
-    return stream->submit([=] { std::memcpy(dst, src, bytes); }, bytes <= kShortCopyBytes);
+    return stream->submit([=] { copyMemory(dst, src, bytes); }, bytes <= kShortCopyBytes);
   }
 
   Error memsetAsync(void* dst, int value, size_t bytes, Stream stream) override {
@@ -374,6 +375,12 @@ class HostDriver final : public Driver {
 
   bool threadWorkCount(uint64_t* count) override {
     *count = t_work_queued;
+    return true;
+  }
+
+  bool streamWorkCount(Stream stream, uint64_t* count) override {
+    if (stream == nullptr) return false;
+    *count = stream->queuedCount();
     return true;
   }
 

@@ -2,6 +2,8 @@
 
 #include "runtime/fork.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -115,6 +117,7 @@ class Pool {
   }
 
   void helperLoop(int index) {
+    pthread_setname_np(pthread_self(), "accel-pool");  // as the stream workers (stream.cpp)
     in_parallel = true;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {

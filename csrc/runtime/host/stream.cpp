@@ -1,5 +1,7 @@
 #include "runtime/host/stream.h"
 
+#include <pthread.h>
+
 #include <exception>
 #include <string>
 
@@ -26,6 +28,7 @@ StreamImpl::~StreamImpl() {
 
 Error StreamImpl::enqueue(Work work) {
   if (inBadFork()) return Error::NotSupported;
+  ++queued_;
   {
     std::unique_lock<std::mutex> lock(mu_);
     // Held while recording, so that a capture ending meanwhile cannot miss this work.
@@ -51,6 +54,7 @@ bool StreamImpl::runInlineIfIdle(InlineFn fn, void* context) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_ || !queue_.empty() || capture_) return false;
+    ++queued_;
     running_ = true;  // later work, queued from any thread, waits for this one
     changed();
   }
@@ -119,6 +123,8 @@ bool StreamImpl::run(Work& work) {
 }
 
 void StreamImpl::workerLoop() {
+  // Named, so that profilers and top -H tell the device's threads from the program's.
+  pthread_setname_np(pthread_self(), "accel-stream");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (running_ || (!stop_ && queue_.empty())) {

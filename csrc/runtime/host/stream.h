@@ -49,6 +49,8 @@ struct StreamImpl {
     }
     return enqueue(Work(std::forward<F>(work)));
   }
+  // Items queued so far (inline runs included): Driver::streamWorkCount.
+  uint64_t queuedCount() const { return queued_.load(); }
   // Waits until every queued item has finished.
   void drain();
   bool idle();
@@ -83,6 +85,8 @@ struct StreamImpl {
   // running, and a count of changes the worker watches.
   std::atomic<bool> busy_{false};
   std::atomic<uint64_t> changes_{0};
+  // Counted before an item is queued or run, so that a reader never misses a queued one.
+  std::atomic<uint64_t> queued_{0};
   std::shared_ptr<host::Capture> capture_;
   std::thread worker_;
 };
