@@ -5,6 +5,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/amp.h"
+#include "kernels/batch_norm.h"
 #include "kernels/binary.h"
 #include "kernels/blas.h"
 #include "kernels/compare.h"

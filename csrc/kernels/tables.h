@@ -20,6 +20,7 @@ namespace accel::kernels {
   _(Optimizer, optimizer)        \
   _(Reduce, reduce)              \
   _(Norm, norm)                  \
+  _(BatchNorm, batchNorm)        \
   _(Index, index)                \
   _(Sort, sort)                  \
   _(Random, random)              \
