@@ -10,6 +10,7 @@
 #include "kernels/blas.h"
 #include "kernels/compare.h"
 #include "kernels/copy.h"
+#include "kernels/ctc_loss.h"
 #include "kernels/im2col.h"
 #include "kernels/index.h"
 #include "kernels/norm.h"

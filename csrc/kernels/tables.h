@@ -21,6 +21,7 @@ namespace accel::kernels {
   _(Reduce, reduce)              \
   _(Norm, norm)                  \
   _(BatchNorm, batchNorm)        \
+  _(CtcLoss, ctcLoss)            \
   _(Index, index)                \
   _(Sort, sort)                  \
   _(Random, random)              \
