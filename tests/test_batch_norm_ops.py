@@ -184,4 +184,102 @@ def test_the_traced_batch_norm_forms_match_cpu():
     want = torch.ops.aten._batch_norm_no_update(x, w, b, rm, rv, 0.1, 1e-5)
     got = torch.ops.aten._batch_norm_no_update(*dev[:3], rm.to("accel"), rv.to("accel"), 0.1, 1e-5)
     torch.testing.assert_close(got[0].cpu(), want[0], **TOL[torch.float32])
+
+
+# The batch norm kernels (kernels/batch_norm.h) take any [N, C, *spatial] strides whose spatial
+# dimensions collapse into one (channels-last, a sliced last dimension) without a copy, and
+# split a long channel into chunks whose statistics merge pairwise.
+def run_layout(device, x, gy, training, pdtype, weight=True, bias=True):
+    g = torch.Generator().manual_seed(1)
+    c = x.shape[1]
+    params = [
+        (torch.rand(c, generator=g) + 0.5) if weight else None,
+        torch.randn(c, generator=g) if bias else None,
+    ]
+    params = [p.to(device, pdtype).requires_grad_() if p is not None else None for p in params]
+    rm = torch.randn(c, generator=g).to(device, pdtype)
+    rv = (torch.rand(c, generator=g) + 0.5).to(device, pdtype)
+    xd = x.to(device).detach().requires_grad_()
+    y = F.batch_norm(xd, rm, rv, params[0], params[1], training, 0.2, 1e-5)
+    y.backward(gy.to(device))
+    grads = [p.grad for p in params if p is not None]
+    return [t.detach().cpu() for t in [y, xd.grad, *grads, rm, rv]]
+
+
+def layouts():
+    g = torch.Generator().manual_seed(7)
+    base = torch.randn(3, 5, 6, 7, generator=g) * 2 + 0.5
+    return {
+        "channels_last": base.to(memory_format=torch.channels_last),
+        "channels_last_3d": torch.randn(2, 3, 4, 5, 3, generator=g).to(
+            memory_format=torch.channels_last_3d
+        ),
+        "sliced_last_dim": torch.randn(3, 4, 5, 12, generator=g)[..., ::2],
+        "sliced_channels": torch.randn(3, 8, 5, 6, generator=g)[:, 1::2],
+        "odd_1d": torch.randn(3, 5, 7, generator=g),
+        "no_spatial": torch.randn(7, 3, generator=g),
+        "long_channel": torch.randn(4, 2, 160, 160, generator=g),  # chunks merged
+    }
+
+
+@pytest.mark.parametrize("layout", list(layouts()))
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_batch_norm_layouts_match_cpu(layout, training):
+    x = layouts()[layout]
+    # A transposed gradient too: dy's strides need not be x's.
+    gy = torch.randn(x.shape[::-1], generator=torch.Generator().manual_seed(2)).permute(
+        *reversed(range(x.dim()))
+    )
+    want = run_layout("cpu", x, gy, training, torch.float32)
+    got = run_layout("accel", x, gy, training, torch.float32)
+    assert got[0].stride() == want[0].stride()
+    tol = dict(rtol=1e-4, atol=1e-4) if layout == "long_channel" else TOL[torch.float32]
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **tol)
+    no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("pdtype", ["same", "float32"])
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_batch_norm_reduced_precision_matches_cpu(dtype, pdtype, training):
+    x = (torch.randn(4, 3, 5, 6, generator=torch.Generator().manual_seed(8)) * 2 + 1).to(dtype)
+    gy = torch.randn(x.shape, generator=torch.Generator().manual_seed(9)).to(dtype)
+    p = dtype if pdtype == "same" else torch.float32
+    want = run_layout("cpu", x, gy, training, p)
+    got = run_layout("accel", x, gy, training, p)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=5e-3, atol=5e-3)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, **tol)
+    # The saved statistics have the parameters' dtype.
+    xd = x.to("accel")
+    w, b = torch.ones(3, dtype=p), torch.zeros(3, dtype=p)
+    outs = [torch.native_batch_norm(t, w, b, None, None, True, 0.1, 1e-5) for t in (x, xd)]
+    for want_t, got_t in zip(*outs):
+        assert got_t.dtype == want_t.dtype
+        torch.testing.assert_close(got_t.cpu(), want_t, **tol)
+    no_fallback()
+
+
+@pytest.mark.parametrize("weight,bias", [(True, False), (False, True), (False, False)])
+def test_batch_norm_partial_affine_matches_cpu(weight, bias):
+    x = torch.randn(4, 3, 5, generator=torch.Generator().manual_seed(10))
+    gy = torch.randn(x.shape, generator=torch.Generator().manual_seed(11))
+    want = run_layout("cpu", x, gy, True, torch.float32, weight, bias)
+    got = run_layout("accel", x, gy, True, torch.float32, weight, bias)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOL[torch.float32])
+    no_fallback()
+
+
+def test_batch_norm_float64_long_channel_is_exact_to_cpu():
+    # Chunked statistics in double agree with CPU's two-pass to double precision.
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(4, 2, 160, 160, generator=g, dtype=torch.float64)
+    gy = torch.randn(x.shape, generator=g, dtype=torch.float64)
+    want = run_layout("cpu", x, gy, True, torch.float64)
+    got = run_layout("accel", x, gy, True, torch.float64)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOL[torch.float64])
     no_fallback()

@@ -33,6 +33,14 @@ CASES = [
     ((1, 4, 9, 7), (4, 1, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=4)),
     ((2, 3, 11, 11), (6, 3, 7, 7), dict(stride=2, padding=3)),  # ResNet's stem
     ((1, 2, 5, 6, 4), (3, 2, 2, 3, 2), dict(padding=1, stride=(1, 2, 1))),
+    # Stride 1, output as wide as the input: im2col and col2im move whole shifted planes
+    # (kernels/im2col.h's denseShift), then fix the padding lines and columns.
+    ((2, 3, 9), (4, 3, 3), dict(padding=1)),
+    ((2, 3, 7, 9), (4, 3, 3, 5), dict(padding=(1, 2))),
+    ((1, 2, 6, 5), (3, 2, 3, 3), dict(padding=2, dilation=2)),
+    ((2, 2, 2, 3), (3, 2, 5, 7), dict(padding=(2, 3))),  # a window wider than the image
+    ((1, 2, 4, 5, 6), (2, 2, 3, 3, 3), dict(padding=1)),
+    ((2, 4, 6, 6), (4, 2, 3, 3), dict(padding=1, groups=2)),
 ]
 
 
@@ -162,6 +170,8 @@ UNFOLD_CASES = [
     ((2, 3, 6, 7), dict(kernel_size=3)),
     ((2, 2, 9, 8), dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
     ((3, 5, 4), dict(kernel_size=2, stride=2)),  # unbatched
+    ((2, 3, 6, 7), dict(kernel_size=3, padding=1)),
+    ((1, 2, 3, 4), dict(kernel_size=(3, 5), padding=(1, 2))),
 ]
 
 

@@ -674,6 +674,75 @@ def test_foreach_ops():
     no_fallback()
 
 
+# Each case: the foreach op over lists p, a, b (w: a scalar per tensor), and the tensor op it
+# applies to each tensor i.
+FOREACH_CASES = {
+    "mul_.Scalar": (lambda p, a, b, w: torch._foreach_mul_(p, 0.9), lambda p, a, b, w: p.mul_(0.9)),
+    "add_.Scalar": (lambda p, a, b, w: torch._foreach_add_(p, 1.5), lambda p, a, b, w: p.add_(1.5)),
+    "sub_.Scalar": (lambda p, a, b, w: torch._foreach_sub_(p, 2), lambda p, a, b, w: p.sub_(2)),
+    "div_.ScalarList": (lambda p, a, b, w: torch._foreach_div_(p, w), lambda p, a, b, w: p.div_(w)),
+    "add_.List": (
+        lambda p, a, b, w: torch._foreach_add_(p, a, alpha=0.3),
+        lambda p, a, b, w: p.add_(a, alpha=0.3),
+    ),
+    "mul_.List": (lambda p, a, b, w: torch._foreach_mul_(p, a), lambda p, a, b, w: p.mul_(a)),
+    "lerp_.Scalar": (
+        lambda p, a, b, w: torch._foreach_lerp_(p, a, 0.1),
+        lambda p, a, b, w: p.lerp_(a, 0.1),
+    ),
+    "addcmul_.Scalar": (
+        lambda p, a, b, w: torch._foreach_addcmul_(p, a, b, 0.2),
+        lambda p, a, b, w: p.addcmul_(a, b, value=0.2),
+    ),
+    "addcdiv_.ScalarList": (
+        lambda p, a, b, w: torch._foreach_addcdiv_(p, a, b, w),
+        lambda p, a, b, w: p.addcdiv_(a, b, value=w),
+    ),
+    "sqrt_": (lambda p, a, b, w: torch._foreach_sqrt_(b), lambda p, a, b, w: b.sqrt_()),
+    "sqrt": (
+        lambda p, a, b, w: [t.copy_(r) for t, r in zip(p, torch._foreach_sqrt(b))],
+        lambda p, a, b, w: p.copy_(b.sqrt()),
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("case", list(FOREACH_CASES))
+def test_foreach_dense_path_matches_per_tensor_ops(case, dtype):
+    """Lists of contiguous tensors of one dtype launch each tensor's kernel straight from a dense
+    descriptor (csrc/aten/foreach_ops.cpp): the numbers of the same op tensor by tensor, bit for
+    bit, and CPU's within tolerance; a non-contiguous member sends the call the per-tensor way."""
+    g = torch.Generator().manual_seed(0)
+    shapes = [(3, 5), (7,), (2, 3, 4), (0,)]
+    w = [1.5, 2.5, 3.5, 4.5]
+    op, tensor_op = FOREACH_CASES[case]
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    for transposed in (False, True):
+        cpu = [[torch.randn(s, generator=g) for s in shapes] for _ in range(2)]
+        cpu.append([torch.rand(s, generator=g) + 0.5 for s in shapes])
+        if transposed:  # the per-tensor path, for the whole call
+            cpu[0][0] = cpu[0][0].t().contiguous().t()
+        acc = [[t.to("accel", dtype) for t in ts] for ts in cpu]
+        one_by_one = [[t.clone() for t in ts] for ts in acc]
+        cpu = [[t.to(dtype) for t in ts] for ts in cpu]
+        op(*cpu, w)
+        op(*acc, w)
+        for i in range(len(shapes)):
+            tensor_op(*(ts[i] for ts in one_by_one), w[i])
+        for got, one, want in zip(acc[0] + acc[2], one_by_one[0] + one_by_one[2], cpu[0] + cpu[2]):
+            assert torch.equal(got.cpu(), one.cpu())
+            torch.testing.assert_close(got.cpu(), want, **tol)
+    no_fallback()
+
+
+def test_foreach_dense_path_keeps_pytorch_errors():
+    v = torch.arange(8.0, device="accel")
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch._foreach_add_([v[0:4]], [v[1:5]])
+    with pytest.raises(RuntimeError):
+        torch._foreach_add_([torch.ones(3, device="accel")], [torch.ones(4, device="accel")])
+
+
 def _linear_pair():
     torch.manual_seed(1)
     cpu = torch.nn.Linear(8, 4)

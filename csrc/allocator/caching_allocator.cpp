@@ -85,7 +85,7 @@ struct CachingAllocator::Impl {
   std::vector<Block*> spare;
 
   // Declared before the containers that draw their nodes from it, so it outlives them.
-  std::pmr::unsynchronized_pool_resource node_memory;
+  NodePool node_memory;
   FreeBlocks small_blocks{&node_memory};
   FreeBlocks large_blocks{&node_memory};
   // Blocks handed out, by address: free() finds them, lookup() finds the one containing a

@@ -1,26 +1,27 @@
-// Batch norm, forward (training with running stats, and eval) and backward, composed of
-// native accel ops (per-channel mean and variance reductions, broadcast elementwise math): no
-// kernel of its own yet, so it runs on both drivers with no CPU fallback at the cost of a few
-// launches per call. Arithmetic is in the input's opmath type (float for half/bfloat16);
-// save_mean/save_invstd have shape [C] in training, the parameters' dtype, and are empty in
-// eval, as on CPU.
+// Batch norm, forward (training with or without running stats, and eval) and backward, on the
+// batch norm kernels (kernels/batch_norm.h: a few launches per call). The kernels compute in
+// the input's opmath type (float for half/bfloat16) and take their per-channel vectors in it:
+// parameters and running statistics of another dtype go through opmath copies. save_mean and
+// save_invstd have shape [C] in training, the parameters' dtype, and are empty in eval, as on
+// CPU.
 #include <ATen/OpMathType.h>
-#include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_batch_norm_backward.h>
-#include <ATen/ops/ones.h>
-#include <ATen/ops/var_mean.h>
+#include <c10/util/accumulate.h>
 #include <torch/library.h>
 
 #include <algorithm>
-
 #include <array>
 #include <tuple>
 
 #include "aten/elementwise_desc.h"
 #include "aten/floating_args.h"
 #include "aten/op_forms.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/batch_norm.h"
 
 namespace accel {
 namespace {
@@ -36,19 +37,6 @@ bool supported(const Tensor& input, std::initializer_list<const std::optional<Te
 }
 
 at::ScalarType opmath(const Tensor& x) { return at::toOpMathType(x.scalar_type()); }
-
-// The reduced dimensions (all but the channel dimension 1) and a per-channel vector's view
-// that broadcasts against the input.
-c10::DimVector reducedDims(const Tensor& x) {
-  c10::DimVector dims{0};
-  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  return dims;
-}
-Tensor perChannel(const Tensor& v, const Tensor& x) {
-  c10::DimVector shape(x.dim(), 1);
-  shape[1] = x.size(1);
-  return v.reshape(shape);
-}
 
 void checkInput(const Tensor& input, const std::optional<Tensor>& weight,
                 const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -72,7 +60,7 @@ void checkInput(const Tensor& input, const std::optional<Tensor>& weight,
                 input.sizes());
   } else {
     TORCH_CHECK(given(running_mean) && given(running_var),
-                "batch_norm: running_mean and running_var must be defined in evaluation mode");
+                "batch_norm: evaluation mode needs running_mean and running_var");
   }
 }
 
@@ -87,15 +75,80 @@ at::ScalarType statsDType(const Tensor& input, const std::optional<Tensor>& weig
   return input.scalar_type();
 }
 
-// out = (x - mean) * invstd * weight + bias, in the input's dtype.
-Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& invstd,
-                 const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
-  Tensor scale = invstd;
-  if (given(weight)) scale = scale * weight->to(invstd.scalar_type());
-  Tensor shift = -mean * scale;
-  if (given(bias)) shift = shift + bias->to(invstd.scalar_type());
-  return (x.to(scale.scalar_type()) * perChannel(scale, x) + perChannel(shift, x))
-      .to(x.scalar_type());
+// t as the kernels' [N, C, S] (the spatial dimensions collapsed into S), if its strides allow.
+bool describe(const Tensor& t, kernels::BatchNormTensor& out) {
+  out.data = static_cast<char*>(const_cast<void*>(t.const_data_ptr()));
+  out.stride_n = t.stride(0);
+  out.stride_c = t.stride(1);
+  out.stride_s = 1;
+  int64_t expected = -1;  // the stride the next outer spatial dim of size > 1 must have
+  for (int64_t d = t.dim() - 1; d >= 2; --d) {
+    if (t.size(d) == 1) continue;
+    if (expected < 0) {
+      out.stride_s = t.stride(d);
+    } else if (t.stride(d) != expected) {
+      return false;
+    }
+    expected = t.stride(d) * t.size(d);
+  }
+  return true;
+}
+
+// t itself when its strides fit the kernels, else a contiguous copy.
+Tensor described(const Tensor& t, kernels::BatchNormTensor& out) {
+  if (describe(t, out)) return t;
+  const Tensor dense = t.contiguous();
+  describe(dense, out);
+  return dense;
+}
+
+// A per-channel vector as the kernels read it: contiguous, in opmath `acc`.
+Tensor channelVector(const Tensor& v, at::ScalarType acc) {
+  return v.to(acc).contiguous().view({-1});
+}
+
+const char* dataOf(const std::optional<Tensor>& t) {
+  return given(t) ? static_cast<const char*>(t->const_data_ptr()) : nullptr;
+}
+
+// A running statistic the kernel updates in place: the tensor itself, or an opmath copy that
+// finish() writes back.
+struct RunningStat {
+  Tensor given, work;
+  RunningStat(const std::optional<Tensor>& t, at::ScalarType acc) {
+    if (!accel::given(t)) return;
+    given = *t;
+    work = t->scalar_type() == acc && t->is_contiguous() ? *t : channelVector(*t, acc);
+  }
+  char* data() const { return work.defined() ? static_cast<char*>(work.data_ptr()) : nullptr; }
+  void finish() const {
+    if (work.defined() && !work.is_same(given)) given.copy_(work.view_as(given));
+  }
+};
+
+kernels::BatchNormDesc baseDesc(const Tensor& x, bool training, double eps) {
+  kernels::BatchNormDesc d;
+  d.dtype = toKernelDType(x.scalar_type());
+  d.batch = x.size(0);
+  d.channels = x.size(1);
+  d.spatial = c10::multiply_integers(x.sizes().slice(2));
+  d.training = training;
+  d.eps = eps;
+  return d;
+}
+
+// Runs a forward or backward: the workspace it asks for, then the launch.
+void launch(kernels::BatchNormDesc& d, bool backward, const Tensor& on) {
+  const int device = on.device().index();
+  const rt::Stream stream = currentRuntimeStream(device);
+  const auto& table = kernels::batchNormTable();
+  const int64_t bytes = table.workspace_bytes(d, backward, stream);
+  Tensor workspace;
+  if (bytes > 0) {
+    workspace = at::empty({bytes}, on.options().dtype(at::kByte));
+    d.workspace = static_cast<char*>(workspace.data_ptr());
+  }
+  ACCEL_RT_CHECK((backward ? table.backward : table.forward)(d, stream), device);
 }
 
 Triple batchNorm(const Tensor& input, const std::optional<Tensor>& weight,
@@ -104,34 +157,36 @@ Triple batchNorm(const Tensor& input, const std::optional<Tensor>& weight,
                  double eps) {
   checkInput(input, weight, bias, running_mean, running_var, training);
   const at::ScalarType acc = opmath(input);
-  if (!training) {
-    const Tensor mean = running_mean->to(acc);
-    const Tensor invstd = (running_var->to(acc) + eps).rsqrt();
-    const Tensor none =
-        at::empty({0}, input.options().dtype(statsDType(input, weight, running_mean)));
-    return {normalize(input, mean, invstd, weight, bias), none, none.clone()};
-  }
-  const Tensor x = input.to(acc);
-  const auto dims = reducedDims(x);
-  auto [var, mean_acc] = at::var_mean(x, dims, /*correction=*/0, /*keepdim=*/false);
-  // The saved statistics have the parameters' dtype, and the output is normalized with
-  // them as saved (rounded), as on CPU.
   const at::ScalarType stats = statsDType(input, weight, running_mean);
-  const Tensor mean = mean_acc.to(stats);
-  const Tensor invstd = (var + eps).rsqrt().to(stats);
-  if (given(running_mean) || given(running_var)) {
-    const int64_t n = x.numel() / x.size(1);
-    if (given(running_mean)) {
-      Tensor rm = *running_mean;
-      rm.mul_(1 - momentum).add_(mean.to(rm.scalar_type()), momentum);
-    }
-    if (given(running_var)) {
-      Tensor rv = *running_var;
-      const double unbias = static_cast<double>(n) / static_cast<double>(n - 1);
-      rv.mul_(1 - momentum).add_(var.to(rv.scalar_type()), momentum * unbias);
-    }
+  kernels::BatchNormDesc d = baseDesc(input, training, eps);
+  d.momentum = momentum;
+  d.round_stats = stats != acc;
+  const Tensor x = described(input, d.x);
+  const Tensor y = at::empty_like(x);
+  describe(y, d.y);
+  std::optional<Tensor> w, b;
+  if (given(weight)) w = channelVector(*weight, acc);
+  if (given(bias)) b = channelVector(*bias, acc);
+  d.weight = dataOf(w);
+  d.bias = dataOf(b);
+  const RunningStat rm(running_mean, acc), rv(running_var, acc);
+  d.running_mean = rm.data();
+  d.running_var = rv.data();
+  Tensor mean, invstd;
+  if (training) {
+    mean = at::empty({d.channels}, input.options().dtype(acc));
+    invstd = at::empty({d.channels}, input.options().dtype(acc));
+    d.mean = static_cast<char*>(mean.data_ptr());
+    d.invstd = static_cast<char*>(invstd.data_ptr());
   }
-  return {normalize(input, mean.to(acc), invstd.to(acc), weight, bias), mean, invstd};
+  launch(d, /*backward=*/false, input);
+  if (!training) {
+    const Tensor none = at::empty({0}, input.options().dtype(stats));
+    return {y, none, none.clone()};
+  }
+  rm.finish();
+  rv.finish();
+  return {y, mean.to(stats), invstd.to(stats)};
 }
 
 struct NativeBatchNorm {
@@ -194,43 +249,46 @@ struct NativeBatchNormBackward {
                         const std::optional<Tensor>& save_invstd, bool train, double eps,
                         std::array<bool, 3> mask) {
     const at::ScalarType acc = opmath(input);
-    Tensor mean, invstd;
+    kernels::BatchNormDesc d = baseDesc(input, train, eps);
+    // Training reads the saved statistics, evaluation the running ones (as the forward did).
+    Tensor mean, second;
     if (train) {
       TORCH_CHECK(given(save_mean) && given(save_invstd),
                   "batch_norm_backward: training needs save_mean and save_invstd");
-      mean = save_mean->to(acc);
-      invstd = save_invstd->to(acc);
+      mean = channelVector(*save_mean, acc);
+      second = channelVector(*save_invstd, acc);
+      d.mean = static_cast<char*>(mean.data_ptr());
+      d.invstd = static_cast<char*>(second.data_ptr());
     } else {
       TORCH_CHECK(given(running_mean) && given(running_var),
                   "batch_norm_backward: evaluation needs running_mean and running_var");
-      mean = running_mean->to(acc);
-      invstd = (running_var->to(acc) + eps).rsqrt();
+      mean = channelVector(*running_mean, acc);
+      second = channelVector(*running_var, acc);
+      d.running_mean = static_cast<char*>(mean.data_ptr());
+      d.running_var = static_cast<char*>(second.data_ptr());
     }
-    const Tensor x = input.to(acc);
-    const Tensor g = grad_out.to(acc);
-    const auto dims = reducedDims(x);
-    const Tensor xhat = (x - perChannel(mean, x)) * perChannel(invstd, x);
-    const Tensor w = given(weight) ? weight->to(acc) : at::ones({x.size(1)}, x.options());
+    const Tensor x = described(input, d.x);
+    const Tensor dy = described(grad_out.to(input.scalar_type()), d.dy);
+    std::optional<Tensor> w;
+    if (given(weight)) w = channelVector(*weight, acc);
+    d.weight = dataOf(w);
     Tensor grad_input, grad_weight, grad_bias;
-    const bool need_sums = mask[1] || mask[2] || (mask[0] && train);
-    Tensor sum_g, sum_gx;
-    if (need_sums) {
-      sum_g = g.sum(dims);
-      sum_gx = (g * xhat).sum(dims);
-    }
     if (mask[0]) {
-      const Tensor scale = perChannel(w * invstd, x);
-      if (train) {
-        const double n = static_cast<double>(x.numel() / x.size(1));
-        grad_input = scale * (g - perChannel(sum_g / n, x) - xhat * perChannel(sum_gx / n, x));
-      } else {
-        grad_input = g * scale;
-      }
-      grad_input = grad_input.to(input.scalar_type());
+      grad_input = at::empty_like(x);
+      describe(grad_input, d.dx);
     }
+    if (mask[1]) {
+      grad_weight = at::empty({d.channels}, input.options().dtype(acc));
+      d.dweight = static_cast<char*>(grad_weight.data_ptr());
+    }
+    if (mask[2]) {
+      grad_bias = at::empty({d.channels}, input.options().dtype(acc));
+      d.dbias = static_cast<char*>(grad_bias.data_ptr());
+    }
+    launch(d, /*backward=*/true, input);
     const at::ScalarType param = given(weight) ? weight->scalar_type() : input.scalar_type();
-    if (mask[1]) grad_weight = sum_gx.to(param);
-    if (mask[2]) grad_bias = sum_g.to(param);
+    if (mask[1]) grad_weight = grad_weight.to(param);
+    if (mask[2]) grad_bias = grad_bias.to(param);
     return {grad_input, grad_weight, grad_bias};
   }
 };

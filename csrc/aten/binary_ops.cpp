@@ -7,6 +7,8 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include <utility>
+
 #include "aten/elementwise_desc.h"
 #include "aten/elementwise_iter.h"
 #include "aten/op_forms.h"
@@ -41,6 +43,11 @@ const char* opName(BinaryOp op) {
 // out = a op (alpha * b). `out` may be undefined (allocated here) or a given/in-place output.
 at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
                   at::Tensor out) {
+  // A Python scalar on the left of a product (mul_.Scalar calls mul.out(scalar, self), and so
+  // does every _foreach_mul_) is passed by value, as one on the right is: the product is the
+  // same either way round, bit for bit.
+  if (op == BinaryOp::Mul && isHostScalar(a) && !isHostScalar(b))
+    return binary(op, b, a, alpha, std::move(out));
   c10::ScalarType common = resultType(op, a, b);
   TORCH_CHECK(!(op == BinaryOp::Sub && common == c10::kBool),
               "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -62,8 +69,8 @@ at::Tensor binary(BinaryOp op, const at::Tensor& a, const at::Tensor& b, const c
                 "method ", opName(op), ")");
   }
 
-  // A Python scalar on the left (mul_.Scalar calls mul.out(scalar, self)) is filled on the
-  // device: kernels never read host memory.
+  // A Python scalar on the left (of a difference or quotient) is filled on the device:
+  // kernels never read host memory.
   const at::Tensor lhs =
       isHostScalar(a) && !isHostScalar(b) ? asComputeInput(a, common, b.device()) : a;
   const at::Tensor rhs_tensor =

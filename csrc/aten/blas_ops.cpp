@@ -66,19 +66,26 @@ void copyValues(const at::Tensor& dst, const at::Tensor& src) {
   }
 }
 
-// One GEMM operand: a batch of r x c matrices taken from a 3-d tensor's dims (d0, d1).
+// The matrices of a 2-d tensor, or the batch of a 3-d one: batch stride 0 when there is one
+// matrix (or a broadcast one). Products take 2-d tensors as they are: no unsqueeze views.
+int64_t batchStride(const at::Tensor& t) {
+  return t.dim() == 3 && t.size(0) != 1 ? t.stride(0) : 0;
+}
+
+// One GEMM operand: the matrices of t, or their transposes.
 struct Operand {
   at::Tensor t;  // kept alive: it may be a contiguous copy
   BlasLayout layout;
   int64_t batch_stride;
 };
 
-Operand operand(const at::Tensor& t, int d0, int d1) {
-  BlasLayout l = blasLayout(t.size(d0), t.size(d1), t.stride(d0), t.stride(d1));
-  if (l.fits && !t.is_conj() && !t.is_neg()) return {t, l, t.size(0) == 1 ? 0 : t.stride(0)};
+Operand operand(const at::Tensor& t, bool transposed) {
+  const int64_t r = t.size(-2), c = t.size(-1), s0 = t.stride(-2), s1 = t.stride(-1);
+  BlasLayout l = transposed ? blasLayout(c, r, s1, s0) : blasLayout(r, c, s0, s1);
+  if (l.fits && !t.is_conj() && !t.is_neg()) return {t, l, batchStride(t)};
   at::Tensor dense = at::empty(t.sizes(), t.options());
   copyValues(dense, t);
-  return operand(dense, d0, d1);
+  return operand(dense, transposed);
 }
 
 // The BLAS scratch of `stream` (kernels/blas.h): allocated from the caching allocator by the
@@ -101,13 +108,15 @@ void setWorkspace(kernels::GemmDesc& d, rt::Stream stream, c10::Device device) {
   d.workspace_bytes = bytes;
 }
 
-// c[i] = alpha * a[i] @ b[i] + beta * c[i] for 3-d a (B x m x k), b (B x k x n) and c
-// (B x m x n) of one dtype on one device. With beta == 0, c is not read.
+// c[i] = alpha * a[i] @ b[i] + beta * c[i] for a (B x m x k), b (B x k x n) and c
+// (B x m x n) of one dtype on one device, each 3-d, or 2-d for B = 1 (or a broadcast a or
+// b). With beta == 0, c is not read.
 void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& alpha,
           const c10::Scalar& beta) {
-  const int64_t batch = c.size(0), m = c.size(1), n = c.size(2), k = a.size(2);
+  const int64_t batch = c.dim() == 3 ? c.size(0) : 1, m = c.size(-2), n = c.size(-1);
+  const int64_t k = a.size(-1);
   if (c.numel() == 0) return;
-  BlasLayout lc = blasLayout(m, n, c.stride(1), c.stride(2));
+  BlasLayout lc = blasLayout(m, n, c.stride(-2), c.stride(-1));
   if (!lc.fits || (batch > 1 && at::has_internal_overlap(c) != at::MemOverlap::No)) {
     // No BLAS layout for the output: compute into a dense one and copy back.
     at::Tensor dense = at::empty(c.sizes(), c.options());
@@ -137,8 +146,8 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c
   }
   d.allow_tf32 = at::globalContext().allowTF32CuBLAS();
   // Column-major C is a @ b; row-major C is stored as C^T = b^T @ a^T.
-  Operand first = lc.trans ? operand(b, 2, 1) : operand(a, 1, 2);
-  Operand second = lc.trans ? operand(a, 2, 1) : operand(b, 1, 2);
+  Operand first = lc.trans ? operand(b, true) : operand(a, false);
+  Operand second = lc.trans ? operand(a, true) : operand(b, false);
   d.m = lc.trans ? n : m;
   d.n = lc.trans ? m : n;
   d.a = first.t.const_data_ptr();
@@ -165,8 +174,8 @@ void checkDevices(const char* name, std::initializer_list<const at::Tensor*> ts)
   }
 }
 
-// out = beta * self + alpha * (a @ b), all 3-d; `out` has its final shape and `self` is
-// either out's shape or out itself (in-place).
+// out = beta * self + alpha * (a @ b), as gemm's operands; `out` has its final shape and
+// `self` is either out's shape or out itself (in-place).
 void addInto(const at::Tensor& out, const at::Tensor& self, bool self_is_out, const at::Tensor& a,
              const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
   const bool use_self = beta.toComplexDouble() != 0.0;
@@ -204,7 +213,7 @@ struct Mm {
     checkDevices("mm", {&self, &mat2});
     at::Tensor result = productResult(out, at::meta::mm(self, mat2).sizes(), self, {self, mat2});
     c10::DeviceGuard guard(result.device());
-    gemm(result.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1, 0);
+    gemm(result, self, mat2, 1, 0);
     return out.finish(result);
   }
 };
@@ -246,9 +255,7 @@ struct Addmm {
                                   mat1, mat1, mat2);
     c10::DeviceGuard guard(result.device());
     const bool in_place = self.is_same(result);
-    at::Tensor self3 = in_place ? result.unsqueeze(0) : self.expand_as(result).unsqueeze(0);
-    addInto(result.unsqueeze(0), self3, in_place, mat1.unsqueeze(0), mat2.unsqueeze(0), beta,
-            alpha);
+    addInto(result, in_place ? result : self.expand_as(result), in_place, mat1, mat2, beta, alpha);
     return out.finish(result);
   }
 };

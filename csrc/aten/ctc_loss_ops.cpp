@@ -1,12 +1,13 @@
-// _ctc_loss and _ctc_loss_backward (the int[] lengths forms F.ctc_loss reaches), composed of
-// native ops with CPU's formulas (ATen/native/LossCTC.cpp). The lengths are host values, so
-// nothing reads device data. The targets become the extended label sequence l' (blanks between
-// and around the labels, S = 2 * max target length + 1 states per sample) and the log
-// probabilities are gathered at l'; then one step per time frame runs the alpha recursion over
-// all samples and states at once, each step CPU's three-term log-sum-exp with its max shift.
-// States past a sample's 2 * L + 1 stay -inf. The backward runs the beta recursion from each
-// sample's last frame down, adds exp(alpha + beta) into the labels' columns (scatter_add, one
-// max shift per frame) and applies CPU's closing formula. float and double, as CPU.
+// _ctc_loss and _ctc_loss_backward (the int[] lengths forms F.ctc_loss reaches), with CPU's
+// formulas (ATen/native/LossCTC.cpp). The lengths are host values, so nothing reads device
+// data. The targets become the extended label sequence l' (blanks between and around the
+// labels, S = 2 * max target length + 1 states per sample) and the log probabilities are
+// gathered at l', with native ops; then the CTC kernels (kernels/ctc_loss.h) run the alpha
+// recursion, one launch per time frame over all samples and states at once, each step CPU's
+// three-term log-sum-exp with its max shift. States past a sample's 2 * L + 1 stay -inf. The
+// backward runs the beta recursion from each sample's last frame down, adds exp(alpha + beta)
+// into the labels' columns (scatter_add, one max shift per frame) and applies CPU's closing
+// formula. float and double, as CPU.
 #include <ATen/TensorOperators.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/amax.h>
@@ -26,7 +27,11 @@
 #include <vector>
 
 #include "aten/composed_loss.h"
+#include "aten/elementwise_desc.h"
 #include "aten/op_forms.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/ctc_loss.h"
 
 namespace accel {
 namespace {
@@ -129,6 +134,26 @@ Tensor logSumExp3(const Tensor& x1, const Tensor& x2, const Tensor& x3) {
 
 Tensor negInf(const Tensor& like) { return at::full({}, -kInf, like.options()); }
 
+// The recursions' descriptor: l's masks (contiguous [B, S] bools) and log probabilities, with
+// `skip` the alpha's or the beta's skip mask.
+kernels::CtcDesc desc(const Labels& l, const Tensor& skip) {
+  kernels::CtcDesc d;
+  d.dtype = toKernelDType(l.lp.scalar_type());
+  d.frames = l.frames;
+  d.batch = l.batch;
+  d.states = l.states;
+  d.lp = static_cast<const char*>(l.lp.const_data_ptr());
+  d.valid = l.valid.const_data_ptr<bool>();
+  d.skip = skip.const_data_ptr<bool>();
+  return d;
+}
+
+void launch(rt::Error (*entry)(const kernels::CtcDesc&, rt::Stream), const kernels::CtcDesc& d,
+            const Tensor& on) {
+  const int device = on.device().index();
+  ACCEL_RT_CHECK(entry(d, currentRuntimeStream(device)), device);
+}
+
 bool nativeTypes(const Tensor& log_probs, const Tensor& targets) {
   const auto t = log_probs.scalar_type();
   const auto i = targets.scalar_type();
@@ -147,18 +172,10 @@ struct CtcLoss {
                                             const Output& nll_out, const Output& alpha_out) {
     const Labels l = labels(log_probs, targets, input_lengths, target_lengths, blank);
     const Tensor ninf = negInf(log_probs);
-    const Tensor s = at::arange(l.states, l.ext.options());
-    std::vector<Tensor> alphas;
-    // alpha_0: the blank, and the first label when there is one.
-    if (l.frames > 0) alphas.push_back(at::where(l.valid & (s < 2), l.lp[0], ninf));
-    for (int64_t t = 1; t < l.frames; ++t) {
-      const Tensor& prev = alphas.back();
-      const Tensor next = logSumExp3(prev, shifted(prev, 1, -kInf),
-                                     at::where(l.skip, shifted(prev, 2, -kInf), ninf));
-      alphas.push_back(at::where(l.valid, next + l.lp[t], ninf));
-    }
-    const Tensor log_alpha = l.frames > 0 ? at::stack(alphas, 1)  // [B, T, S]
-                                          : at::empty({l.batch, 0, l.states}, log_probs.options());
+    const Tensor log_alpha = at::empty({l.batch, l.frames, l.states}, log_probs.options());
+    kernels::CtcDesc d = desc(l, l.skip);
+    d.alpha = static_cast<char*>(log_alpha.data_ptr());
+    launch(kernels::ctcLossTable().alpha, d, log_probs);
     // -log(alpha[T_b - 1, 2L] + alpha[T_b - 1, 2L - 1]); an empty target has only the first.
     const Tensor last_t = (l.input_len - 1).clamp_min(0);
     Tensor nll;
@@ -200,26 +217,16 @@ struct CtcLossBackward {
     const Tensor starts = l.valid & ((s == two_l) | (s == two_l - 1));
     // From s + 1 when s < 2L (beyond, beta is -inf anyway); from s + 2 when s + 2 may skip to s.
     const Tensor skip_back = shifted(l.skip & l.valid, -2, false);
-    const Tensor last_t = (l.input_len - 1).unsqueeze(1);  // [B, 1]
-    std::vector<Tensor> betas(l.frames);
-    for (int64_t t = l.frames - 1; t >= 0; --t) {
-      const Tensor init = at::where(starts, l.lp[t], ninf);
-      Tensor beta = init;
-      if (t + 1 < l.frames) {
-        const Tensor& next = betas[t + 1];
-        const Tensor rec = logSumExp3(next, shifted(next, -1, -kInf),
-                                      at::where(skip_back, shifted(next, -2, -kInf), ninf)) +
-                           l.lp[t];
-        beta = at::where(last_t == t, init, at::where(last_t > t, rec, ninf));
-      } else {
-        beta = at::where(last_t == t, init, ninf);
-      }
-      betas[t] = at::where(l.valid, beta, ninf);
-    }
+    const Tensor betas = at::empty({l.frames, l.batch, l.states}, log_probs.options());
+    kernels::CtcDesc d = desc(l, skip_back);
+    d.starts = starts.const_data_ptr<bool>();
+    d.input_len = l.input_len.const_data_ptr<int64_t>();
+    d.beta = static_cast<char*>(betas.data_ptr());
+    launch(kernels::ctcLossTable().beta, d, log_probs);
     const Tensor shape_like = at::zeros_like(log_probs, at::MemoryFormat::Contiguous);
     if (l.frames == 0) return into(out, shape_like);
     // log sum over the states s with l'[s] = c of alpha * beta, per frame and class.
-    const Tensor ab = log_alpha.permute({1, 0, 2}) + at::stack(betas, 0);  // [T, B, S]
+    const Tensor ab = log_alpha.permute({1, 0, 2}) + betas;  // [T, B, S]
     Tensor m = at::amax(ab, {2}, true);
     m = at::where(m == -kInf, at::zeros({}, m.options()), m);
     const Tensor index = l.ext.unsqueeze(0).expand_as(ab);

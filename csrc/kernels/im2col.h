@@ -13,6 +13,8 @@
 // entries in a fixed order: deterministic, no atomics, the same numbers on both drivers.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/dtype.h"
 
 namespace accel::kernels {
@@ -40,6 +42,13 @@ struct Im2colDesc {
   // col2im: rows (n, c, in[0]) of in[1] * in[2] image elements.
   ACCEL_HD int64_t imageRows() const { return batch * channels * in[0]; }
   ACCEL_HD int64_t imageRowWidth() const { return in[1] * in[2]; }
+  // Whether a window step moves one element along the last two dimensions, whose image lines
+  // are dense and back to back, and a column line is as long as an image line: then a column
+  // row is a shifted copy of an image plane.
+  ACCEL_HD bool denseShift() const {
+    return stride[1] == 1 && stride[2] == 1 && out[2] == in[2] && image_strides[4] == 1 &&
+           image_strides[3] == in[2];
+  }
 };
 
 // The first j in [lo, hi) for which j * step + shift lands in [0, size), and the end of that
@@ -56,6 +65,33 @@ ACCEL_HD inline void validRange(int64_t size, int64_t step, int64_t shift, int64
 template <class T>
 struct Im2colOp {
   Im2colDesc d;
+
+  // A whole row when denseShift(): its out[1] x out[2] plane is the input plane (src, or none
+  // when the kernel offset's plane is padding) shifted by shift1 lines and shift2 columns, so
+  // one contiguous copy moves it, then the lines and columns that fall in the padding are
+  // zeroed (the copy put neighbouring rows' elements in those columns).
+  ACCEL_HD void shiftedPlane(T* dst, const T* src, int64_t shift1, int64_t shift2, int64_t lo,
+                             int64_t hi) const {
+    const int64_t w = d.out[2], lines = d.out[1];
+    // The lines whose input line o1 + shift1 exists: [p, q).
+    int64_t p = src && shift1 < 0 ? -shift1 : 0;
+    int64_t q = src ? d.in[1] - shift1 : 0;
+    if (q > lines) q = lines;
+    if (p > lines) p = lines;
+    if (q < p) q = p;
+    const int64_t off = shift1 * w + shift2;  // dst[e] = src[e + off] inside the plane
+    int64_t e0 = p * w, e1 = q * w;
+    if (e0 < -off) e0 = -off;
+    if (e1 > d.in[1] * w - off) e1 = d.in[1] * w - off;
+    for (int64_t e = 0; e < p * w; ++e) dst[e] = T(0);
+    for (int64_t e = e0; e < e1; ++e) dst[e] = src[e + off];
+    for (int64_t e = q * w; e < lines * w; ++e) dst[e] = T(0);
+    for (int64_t o1 = p; o1 < q; ++o1) {
+      T* line = dst + o1 * w;
+      for (int64_t j = 0; j < lo && j < w; ++j) line[j] = T(0);
+      for (int64_t j = hi > 0 ? hi : 0; j < w; ++j) line[j] = T(0);
+    }
+  }
 
   // Column entries [begin, end) of row r.
   ACCEL_HD void operator()(int64_t r, int64_t begin, int64_t end) const {
@@ -75,25 +111,33 @@ struct Im2colOp {
         reinterpret_cast<const T*>(d.image) + (plane_in ? n * s[0] + c * s[1] + i0 * s[2] : 0);
     const int64_t shift1 = k[1] * d.dilation[1] - d.padding[1];
     const int64_t shift2 = k[2] * d.dilation[2] - d.padding[2];
+    // The columns j of a line whose input position j * stride + shift2 is inside the input row:
+    // the same range [lo, hi) for every line, so no division is left in the loops below.
+    int64_t lo = 0, hi = d.out[2];
+    validRange(d.in[2], d.stride[2], shift2, &lo, &hi);
+    if (begin == 0 && end == d.columnRowWidth() && d.denseShift()) {
+      shiftedPlane(dst, plane_in ? src : nullptr, shift1, shift2, lo, hi);
+      return;
+    }
     // Segments of one out[1] line each.
-    for (int64_t q = begin; q < end;) {
-      const int64_t o1 = q / d.out[2], j0 = q % d.out[2];
+    int64_t o1 = begin / d.out[2], j0 = begin % d.out[2];
+    for (int64_t q = begin; q < end; ++o1, j0 = 0) {
       const int64_t j1 = j0 + (end - q < d.out[2] - j0 ? end - q : d.out[2] - j0);
       T* line = dst + o1 * d.out[2];
       const int64_t i1 = o1 * d.stride[1] + shift1;
-      int64_t lo = j0, hi = j1;
+      // Copied: [a, b); zeros (padding) around it.
+      int64_t a = j1, b = j1;
       if (plane_in && i1 >= 0 && i1 < d.in[1]) {
-        validRange(d.in[2], d.stride[2], shift2, &lo, &hi);
-      } else {
-        lo = hi = j1;
+        a = lo < j0 ? j0 : lo < j1 ? lo : j1;
+        b = hi < a ? a : hi < j1 ? hi : j1;
       }
       const T* row = src + i1 * s[3];
       int64_t j = j0;
-      for (; j < lo; ++j) line[j] = T(0);
+      for (; j < a; ++j) line[j] = T(0);
       if (d.stride[2] == 1 && s[4] == 1) {
-        for (; j < hi; ++j) line[j] = row[j + shift2];
+        for (; j < b; ++j) line[j] = row[j + shift2];
       } else {
-        for (; j < hi; ++j) line[j] = row[(j * d.stride[2] + shift2) * s[4]];
+        for (; j < b; ++j) line[j] = row[(j * d.stride[2] + shift2) * s[4]];
       }
       for (; j < j1; ++j) line[j] = T(0);
       q += j1 - j0;
@@ -106,57 +150,116 @@ template <class T, int Chunk>
 struct Col2imOp {
   Im2colDesc d;
 
-  // Image elements [begin, end) of row r: each the sum over kernel offsets k (in order) of
-  // the column entry whose window puts k there.
-  ACCEL_HD void operator()(int64_t r, int64_t begin, int64_t end) const {
+  // Image elements j0 .. j0 + m (m <= Chunk) of line i1 of the plane i0 at img, whose column
+  // rows start at cols: each the sum over kernel offsets k (in order) of the column entry
+  // whose window puts k there.
+  ACCEL_HD void segment(T* img, const T* cols, int64_t i0, int64_t i1, int64_t j0,
+                        int64_t m) const {
     using A = OpMath<T>;
+    const int64_t L = d.positions();
+    A acc[Chunk];
+    for (int64_t t = 0; t < m; ++t) acc[t] = A(0);
+    for (int64_t k0 = 0; k0 < d.kernel[0]; ++k0) {
+      const int64_t t0 = i0 + d.padding[0] - k0 * d.dilation[0];
+      if (t0 < 0 || t0 % d.stride[0] != 0 || t0 / d.stride[0] >= d.out[0]) continue;
+      for (int64_t k1 = 0; k1 < d.kernel[1]; ++k1) {
+        const int64_t t1 = i1 + d.padding[1] - k1 * d.dilation[1];
+        if (t1 < 0 || t1 % d.stride[1] != 0 || t1 / d.stride[1] >= d.out[1]) continue;
+        const T* line = cols + ((k0 * d.kernel[1] + k1) * d.kernel[2]) * L +
+                        (t0 / d.stride[0] * d.out[1] + t1 / d.stride[1]) * d.out[2];
+        for (int64_t k2 = 0; k2 < d.kernel[2]; ++k2, line += L) {
+          // Image element j takes output position (j + shift) / stride when that divides.
+          const int64_t shift = d.padding[2] - k2 * d.dilation[2];
+          int64_t j = j0, t = j0 + shift;
+          if (t < 0) {
+            j -= t;
+            t = 0;
+          }
+          if (const int64_t rem = t % d.stride[2]) {
+            j += d.stride[2] - rem;
+            t += d.stride[2] - rem;
+          }
+          int64_t o = t / d.stride[2];
+          const int64_t stop_o = d.out[2], stop_j = j0 + m;
+          if (d.stride[2] == 1) {
+            const int64_t count = (stop_j - j < stop_o - o) ? stop_j - j : stop_o - o;
+            for (int64_t e = 0; e < count; ++e) acc[j - j0 + e] += castTo<A>(line[o + e]);
+          } else {
+            for (; j < stop_j && o < stop_o; j += d.stride[2], ++o)
+              acc[j - j0] += castTo<A>(line[o]);
+          }
+        }
+      }
+    }
+    const int64_t* s = d.image_strides;
+    T* dst = img + i1 * s[3] + j0 * s[4];
+    for (int64_t t = 0; t < m; ++t) dst[t * s[4]] = castTo<T>(acc[t]);
+  }
+
+  // Elements j0 .. j1 of line i1, in segments of at most Chunk.
+  ACCEL_HD void span(T* img, const T* cols, int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
+    for (; j0 < j1; j0 += Chunk) segment(img, cols, i0, i1, j0, j1 - j0 < Chunk ? j1 - j0 : Chunk);
+  }
+
+  // A whole plane when denseShift() and the sums are in T itself (float, double): every
+  // kernel offset's column plane, shifted, is added to the image plane in one contiguous run
+  // (in offset order, as segment() adds), then the columns that run wrapped neighbouring
+  // lines into (those some offset's window leaves) are recomputed by segment().
+  ACCEL_HD void shiftedSums(T* img, const T* cols, int64_t i0) const {
+    const int64_t w = d.in[2], lines = d.in[1], L = d.positions();
+    for (int64_t e = 0; e < lines * w; ++e) img[e] = T(0);
+    for (int64_t k0 = 0; k0 < d.kernel[0]; ++k0) {
+      const int64_t t0 = i0 + d.padding[0] - k0 * d.dilation[0];
+      if (t0 < 0 || t0 % d.stride[0] != 0 || t0 / d.stride[0] >= d.out[0]) continue;
+      for (int64_t k1 = 0; k1 < d.kernel[1]; ++k1) {
+        // Image line i1 takes column line i1 + shift1: lines [p, q) have one.
+        const int64_t shift1 = d.padding[1] - k1 * d.dilation[1];
+        int64_t p = shift1 < 0 ? -shift1 : 0, q = d.out[1] - shift1;
+        if (q > lines) q = lines;
+        if (p > lines) p = lines;
+        if (q < p) q = p;
+        const T* plane = cols + ((k0 * d.kernel[1] + k1) * d.kernel[2]) * L +
+                         t0 / d.stride[0] * d.out[1] * d.out[2];
+        for (int64_t k2 = 0; k2 < d.kernel[2]; ++k2, plane += L) {
+          const int64_t off = shift1 * w + d.padding[2] - k2 * d.dilation[2];
+          int64_t e0 = p * w, e1 = q * w;
+          if (e0 < -off) e0 = -off;
+          if (e1 > d.out[1] * w - off) e1 = d.out[1] * w - off;
+          for (int64_t e = e0; e < e1; ++e) img[e] += plane[e + off];
+        }
+      }
+    }
+    // Columns [lo, hi) take every offset's entry from their own line.
+    int64_t lo = (d.kernel[2] - 1) * d.dilation[2] - d.padding[2], hi = w - d.padding[2];
+    if (lo < 0) lo = 0;
+    if (lo > w) lo = w;
+    if (hi < lo) hi = lo;
+    for (int64_t i1 = 0; i1 < lines; ++i1) {
+      span(img, cols, i0, i1, 0, lo);
+      span(img, cols, i0, i1, hi, w);
+    }
+  }
+
+  // Image elements [begin, end) of row r.
+  ACCEL_HD void operator()(int64_t r, int64_t begin, int64_t end) const {
     const int64_t i0 = r % d.in[0];
     r /= d.in[0];
     const int64_t c = r % d.channels, n = r / d.channels;
     const int64_t* s = d.image_strides;
     T* img = reinterpret_cast<T*>(d.image) + n * s[0] + c * s[1] + i0 * s[2];
-    const int64_t L = d.positions(), K = d.kernelSize();
-    const T* cols = reinterpret_cast<const T*>(d.columns) + (n * d.channels + c) * K * L;
+    const T* cols = reinterpret_cast<const T*>(d.columns) +
+                    (n * d.channels + c) * d.kernelSize() * d.positions();
+    if constexpr (std::is_same_v<T, OpMath<T>>) {
+      if (begin == 0 && end == d.imageRowWidth() && d.denseShift()) {
+        shiftedSums(img, cols, i0);
+        return;
+      }
+    }
     for (int64_t q = begin; q < end;) {
       const int64_t i1 = q / d.in[2], j0 = q % d.in[2];
       const int64_t seg = end - q < d.in[2] - j0 ? end - q : d.in[2] - j0;
       const int64_t m = seg < Chunk ? seg : Chunk;
-      A acc[Chunk];
-      for (int64_t t = 0; t < m; ++t) acc[t] = A(0);
-      for (int64_t k0 = 0; k0 < d.kernel[0]; ++k0) {
-        const int64_t t0 = i0 + d.padding[0] - k0 * d.dilation[0];
-        if (t0 < 0 || t0 % d.stride[0] != 0 || t0 / d.stride[0] >= d.out[0]) continue;
-        for (int64_t k1 = 0; k1 < d.kernel[1]; ++k1) {
-          const int64_t t1 = i1 + d.padding[1] - k1 * d.dilation[1];
-          if (t1 < 0 || t1 % d.stride[1] != 0 || t1 / d.stride[1] >= d.out[1]) continue;
-          const T* line = cols + ((k0 * d.kernel[1] + k1) * d.kernel[2]) * L +
-                          (t0 / d.stride[0] * d.out[1] + t1 / d.stride[1]) * d.out[2];
-          for (int64_t k2 = 0; k2 < d.kernel[2]; ++k2, line += L) {
-            // Image element j takes output position (j + shift) / stride when that divides.
-            const int64_t shift = d.padding[2] - k2 * d.dilation[2];
-            int64_t j = j0, t = j0 + shift;
-            if (t < 0) {
-              j -= t;
-              t = 0;
-            }
-            if (const int64_t rem = t % d.stride[2]) {
-              j += d.stride[2] - rem;
-              t += d.stride[2] - rem;
-            }
-            int64_t o = t / d.stride[2];
-            const int64_t stop_o = d.out[2], stop_j = j0 + m;
-            if (d.stride[2] == 1) {
-              const int64_t count = (stop_j - j < stop_o - o) ? stop_j - j : stop_o - o;
-              for (int64_t e = 0; e < count; ++e) acc[j - j0 + e] += castTo<A>(line[o + e]);
-            } else {
-              for (; j < stop_j && o < stop_o; j += d.stride[2], ++o)
-                acc[j - j0] += castTo<A>(line[o]);
-            }
-          }
-        }
-      }
-      T* dst = img + i1 * s[3] + j0 * s[4];
-      for (int64_t t = 0; t < m; ++t) dst[t * s[4]] = castTo<T>(acc[t]);
+      segment(img, cols, i0, i1, j0, m);
       q += m;
     }
   }

@@ -190,7 +190,10 @@ template <class T, int Lanes>
 struct LayerNormParamChunkOp {
   LayerNormDesc d;
   ColumnPlan p;
-  int64_t elementsPerIndex() const { return p.rows * Lanes; }  // the host's task grain
+  // The host's task grain: the elements one index reads.
+  int64_t elementsPerIndex() const {
+    return (p.rows < d.rows ? p.rows : d.rows) * (d.cols < Lanes ? d.cols : Lanes);
+  }
   ACCEL_HD bool operator()(int64_t t) const {
     using A = OpMath<T>;
     const int64_t g = t % p.groups, c = t / p.groups, j0 = g * Lanes;

@@ -463,7 +463,12 @@ struct ColumnChunkOp {
   ReduceDesc d;
   R r;
   ColumnPlan p;
-  int64_t elementsPerIndex() const { return p.rows * Lanes; }  // the host's task grain
+  // The host's task grain: the elements one index reads (a chunk may be cut short by the
+  // reduced length, a run of lanes by the output row's).
+  int64_t elementsPerIndex() const {
+    const int64_t run = d.out_sizes[0];
+    return (p.rows < d.red_numel ? p.rows : d.red_numel) * (run < Lanes ? run : Lanes);
+  }
   ACCEL_HD bool operator()(int64_t t) const {
     using A = typename R::acc_t;
     const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;

@@ -5,10 +5,12 @@
 
 #include "kernels/activation.h"
 #include "kernels/amp.h"
+#include "kernels/batch_norm.h"
 #include "kernels/binary.h"
 #include "kernels/blas.h"
 #include "kernels/compare.h"
 #include "kernels/copy.h"
+#include "kernels/ctc_loss.h"
 #include "kernels/im2col.h"
 #include "kernels/index.h"
 #include "kernels/norm.h"

@@ -20,6 +20,8 @@ namespace accel::kernels {
   _(Optimizer, optimizer)        \
   _(Reduce, reduce)              \
   _(Norm, norm)                  \
+  _(BatchNorm, batchNorm)        \
+  _(CtcLoss, ctcLoss)            \
   _(Index, index)                \
   _(Sort, sort)                  \
   _(Random, random)              \

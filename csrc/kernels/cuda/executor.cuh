@@ -3,6 +3,8 @@
 //   run<Out, In...>(desc, f, stream)   an elementwise functor over an ElementwiseDesc
 //   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n),
 //                                      one thread per i; accumulations use atomics
+//   forRows(rows, width, f, stream)    `f(row, begin, end)` over a [rows, width] space, one
+//                                      thread per element
 #pragma once
 
 #include <cuda_bf16.h>
@@ -92,6 +94,16 @@ struct AtomicAccumulate {
 };
 
 template <class F>
+__global__ void rowsKernel(int64_t rows, int64_t width, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * width;
+       i += step) {
+    const int64_t q = i % width;
+    f(i / width, q, q + 1);
+  }
+}
+
+template <class F>
 __global__ void forEachKernel(int64_t n, F f) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   // An out-of-range index is skipped (the aten layer validated the indices beforehand).
@@ -129,6 +141,18 @@ struct Executor {
     }
     stridedKernel<F, Out, In...><<<blocks, kThreads, 0, native>>>(d, f);
     return rt::cuda::checkLaunch("stridedKernel");
+  }
+
+  // f(row, begin, end) over a [rows, width] space: a thread per element.
+  template <class F>
+  static rt::Error forRows(int64_t rows, int64_t width, const F& f, rt::Stream stream) {
+    const int64_t n = rows * width;
+    if (n == 0) return rt::Error::Success;
+    cudaStream_t native = nullptr;
+    if (rt::Error e = launchOn(stream, &native); e != rt::Error::Success) return e;
+    const auto blocks = static_cast<unsigned>(threadGrid(n));
+    rowsKernel<<<blocks, kThreads, 0, native>>>(rows, width, f);
+    return rt::cuda::checkLaunch("rowsKernel");
   }
 
   template <class F>

@@ -27,6 +27,9 @@ namespace {
 constexpr double kSplitFlops = 2e6;
 // Rows or columns of C per part, at least: narrower slices lose the BLAS's blocking.
 constexpr int64_t kMinSlice = 32;
+// Products of at most this many multiply-adds take about as long as waking the stream worker
+// (a few microseconds): short work, run on the caller when the stream is idle.
+constexpr double kShortMacs = 1 << 17;
 
 // How a product splits: by batch, else along C's longer side. (A linear layer's C is
 // column-major features x tokens, and a convolution's channels x pixels: either side can be
@@ -93,7 +96,7 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
   }
   const HostGemmFn fn = g_gemm.load();
   if (fn == nullptr) return rt::Error::NotSupported;
-  return rt::host::enqueue(stream, [d, fn] {
+  auto work = [d, fn] {
     // The stream worker already holds one; held here too for the pool threads that run
     // parts of the product.
     rt::host::DeviceAccess access;
@@ -104,7 +107,10 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
     rt::host::parallelFor(0, parts, 1, [&](int64_t first, int64_t last) {
       for (int64_t p = first; p < last; ++p) fn(partOf(d, split, p, parts));
     });
-  });
+  };
+  const double macs = static_cast<double>(d.m) * d.n * d.k * d.batch;
+  if (macs <= kShortMacs) return rt::host::enqueueShort(stream, std::move(work));
+  return rt::host::enqueue(stream, std::move(work));
 }
 
 int64_t noWorkspace(rt::Stream) { return 0; }

@@ -5,6 +5,8 @@
 //   forEach(n, serial, f, stream)      an index-space functor `bool f(int64_t i)` over [0, n);
 //                                      serial runs it on one thread (accumulations then add in
 //                                      index order, like ATen's CPU kernels); see HasRuns
+//   forRows(rows, width, f, stream)    `f(row, begin, end)` over a [rows, width] space, whole
+//                                      rows at a time
 #pragma once
 
 #include <algorithm>
@@ -252,6 +254,19 @@ struct Executor {
     return launch(stream, d.numel, [d, f] {
       rt::host::parallelFor(0, d.numel, kGrain,
                             [&](int64_t b, int64_t e) { stridedRange<F, Out, In...>(f, d, b, e); });
+    });
+  }
+
+  // f(row, begin, end) over the elements [begin, end) of a row of a [rows, width] space;
+  // the host hands it whole rows, split over the pool.
+  template <class F>
+  static rt::Error forRows(int64_t rows, int64_t width, const F& f, rt::Stream stream) {
+    if (rows == 0 || width == 0) return rt::Error::Success;
+    return launch(stream, rows * width, [rows, width, f] {
+      rt::host::parallelFor(0, rows, std::max<int64_t>(1, kGrain / width),
+                            [&](int64_t b, int64_t e) {
+                              for (int64_t r = b; r < e; ++r) f(r, 0, width);
+                            });
     });
   }
 

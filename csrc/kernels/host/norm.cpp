@@ -184,7 +184,7 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
   return dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using A = OpMath<T>;
-    return rt::host::enqueue(stream, [d] {
+    return launch(stream, d.outer * d.dim * d.inner, [d] {
       const T* x = reinterpret_cast<const T*>(d.in);
       T* y = reinterpret_cast<T*>(d.out);
       rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
@@ -208,7 +208,7 @@ rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
   if (d.outer * d.dim * d.inner == 0) return rt::Error::Success;
   return dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    return rt::host::enqueue(stream, [d] {
+    return launch(stream, d.outer * d.dim * d.inner, [d] {
       const T* y = reinterpret_cast<const T*>(d.in);
       const T* g = reinterpret_cast<const T*>(d.grad);
       T* gi = reinterpret_cast<T*>(d.out);
@@ -231,7 +231,7 @@ rt::Error layer_norm(const LayerNormDesc& d, rt::Stream stream) {
   if (d.rows == 0) return rt::Error::Success;
   return dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    return rt::host::enqueue(stream, [d] {
+    return launch(stream, d.rows * d.cols, [d] {
       const T* w = reinterpret_cast<const T*>(d.weight);
       const T* bias = reinterpret_cast<const T*>(d.bias);
       rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
@@ -247,7 +247,7 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using A = OpMath<T>;
     if (!d.dx || d.rows == 0) return rt::Error::Success;
-    return rt::host::enqueue(stream, [d] {
+    return launch(stream, d.rows * d.cols, [d] {
       const T* dy = reinterpret_cast<const T*>(d.dy);
       const T* x = reinterpret_cast<const T*>(d.x);
       const T* w = reinterpret_cast<const T*>(d.weight);

@@ -121,7 +121,7 @@ rt::Error reduce(ReduceOp op, const ReduceDesc& d, ReduceParams params, rt::Stre
   return dispatchReducer(op, d, params, [&](auto in_tag, auto r) {
     using In = typename std::decay_t<decltype(in_tag)>::type;
     if (takesColumnPath(d, sizeof(In))) return launchColumnReduce<Executor, In>(d, r, stream);
-    return rt::host::enqueue(stream, [d, r] { reduceAll<In>(d, r); });
+    return launch(stream, d.out_numel * d.red_numel, [d, r] { reduceAll<In>(d, r); });
   });
 }
 
