@@ -893,6 +893,17 @@ def test_unfold_backward_adds_overlapping_windows(dtype):
     assert_native()
 
 
+def test_unfold_backward_broadcasts_grad_as_cpu():
+    # torch._refs.istft passes the window's squares with a batch of 1 for a batch of frames.
+    g = sample((1, 6, 10), torch.float32)
+    want = torch.ops.aten.unfold_backward(g, (10, 20), 1, 10, 2)
+    got = torch.ops.aten.unfold_backward(g.to("accel"), (10, 20), 1, 10, 2)
+    torch.testing.assert_close(got.cpu(), want)
+    assert_native()
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(10\) must match .* b \(3\)"):
+        torch.ops.aten.unfold_backward(torch.ones(3, 6, 10, device="accel"), (10, 20), 1, 10, 2)
+
+
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
 def test_index_add_of_complex(dtype):
     g = torch.Generator().manual_seed(3)

@@ -779,7 +779,13 @@ struct UnfoldBackward {
     const std::vector<int64_t> sizes = C10_AS_INTARRAYREF_SLOW(input_sizes).vec();
     if (sizes.empty()) return grad.reshape({}).clone();  // a 0-dim input's one window
     const int64_t d = c10::maybe_wrap_dim(dim, static_cast<int64_t>(sizes.size()));
-    const at::Tensor windows = grad.movedim(d, -2);  // [..., frames, size]
+    // grad broadcasts to the unfolded shape, as in CPU's TensorIterator (torch._refs.istft
+    // passes a window of batch 1 for a batch of frames).
+    std::vector<int64_t> unfolded = sizes;
+    unfolded[d] = (sizes[d] - size) / step + 1;
+    unfolded.push_back(size);
+    const at::Tensor windows =
+        grad.expand(at::infer_size(unfolded, grad.sizes())).movedim(d, -2);  // [..., frames, size]
     const int64_t frames = windows.size(-2);
     const at::TensorOptions index = grad.options().dtype(at::kLong);
     const at::Tensor position =
