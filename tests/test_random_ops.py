@@ -164,6 +164,34 @@ def test_dropout_scaling_and_mask(dtype):
     assert "aten::native_dropout_backward" not in torch_accel.fallback_counts()
 
 
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_recomputes_dropout_with_the_forwards_mask(use_reentrant):
+    """torch.utils.checkpoint restores the device's RNG state before recomputing (it reads
+    torch.accel._initialized to know there is one), so a checkpointed network with dropout has
+    exactly the gradients of the same network run plainly from the same seed."""
+    from torch.utils.checkpoint import checkpoint
+
+    g = torch.Generator().manual_seed(0)
+    lin1, lin2 = torch.nn.Linear(16, 32), torch.nn.Linear(32, 4)
+    net = torch.nn.Sequential(lin1, torch.nn.GELU(), torch.nn.Dropout(0.5), lin2).to("accel")
+    x = torch.randn(8, 16, generator=g).to("accel").requires_grad_()  # reentrant needs one
+    runs = []
+    for ckpt in (True, False):
+        net.zero_grad()
+        x.grad = None
+        torch.accel.manual_seed(11)
+        y = checkpoint(net, x, use_reentrant=use_reentrant) if ckpt else net(x)
+        # the next draw after the forward differs from a replayed mask: the recompute must
+        # restore the state, not just reuse the current one
+        torch.rand(100, device="accel")
+        y.sum().backward()
+        runs.append((y.detach().cpu(), x.grad.cpu(), lin1.weight.grad.cpu(), lin2.weight.grad.cpu()))
+    for got, want in zip(*runs):
+        assert torch.equal(got, want)
+    with torch.no_grad():  # the mask is not all ones
+        assert not torch.allclose(runs[1][0], net.eval()(x).cpu())
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 def test_exponential_is_native_seeded_and_exponential(dtype):
     torch.accel.manual_seed(11)

@@ -111,4 +111,9 @@ from .streams import (
 AcceleratorError = torch.AcceleratorError
 OutOfMemoryError = torch.OutOfMemoryError
 
+# torch.cuda's flag, set once its context exists; accel's runtime starts when the extension
+# loads. torch.utils.checkpoint stashes and restores the device's RNG state only when it is
+# true: without it a recomputed dropout drew a new mask and the gradients were wrong.
+_initialized = True
+
 __all__ = [n for n in dir() if not n.startswith("_") and n != "torch"] + ["_is_in_bad_fork"]
