@@ -185,7 +185,8 @@ def test_checkpoint_recomputes_dropout_with_the_forwards_mask(use_reentrant):
         # restore the state, not just reuse the current one
         torch.rand(100, device="accel")
         y.sum().backward()
-        runs.append((y.detach().cpu(), x.grad.cpu(), lin1.weight.grad.cpu(), lin2.weight.grad.cpu()))
+        grads = [t.grad.cpu() for t in (x, lin1.weight, lin2.weight)]
+        runs.append([y.detach().cpu(), *grads])
     for got, want in zip(*runs):
         assert torch.equal(got, want)
     with torch.no_grad():  # the mask is not all ones
