@@ -103,3 +103,61 @@ def test_grad_scaler_constructs():
     scaler = torch.amp.GradScaler("accel")
     assert scaler.is_enabled()
     assert scaler.get_scale() == 65536.0
+
+
+def test_torch_cuda_amp_spellings_run_on_accel():
+    """torch.accel.amp.autocast / GradScaler / custom_fwd / custom_bwd: torch.cuda.amp's older
+    names, deprecated as there, doing what torch.amp does for "accel"."""
+    g = torch.Generator().manual_seed(5)
+    a, b = (torch.randn(8, 8, generator=g).to("accel") for _ in range(2))
+    with pytest.warns(FutureWarning, match="torch.amp.autocast"):
+        ctx = torch.accel.amp.autocast()
+    with ctx:
+        got = a @ b
+    with torch.autocast("accel", dtype=torch.float16):
+        want = a @ b
+    assert got.dtype == torch.float16 and torch.equal(got.cpu(), want.cpu())
+
+    def train(make_scaler):
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(8, 2).to("accel")
+        opt = torch.optim.SGD(lin.parameters(), lr=0.5)
+        scaler = make_scaler()
+        for _ in range(2):
+            with torch.autocast("accel", dtype=torch.float16):
+                loss = lin(a).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+        return scaler.get_scale(), [p.detach().cpu() for p in lin.parameters()]
+
+    with pytest.warns(FutureWarning, match="GradScaler"):
+        old = train(lambda: torch.accel.amp.GradScaler(init_scale=2.0**20, growth_interval=1))
+    new = train(lambda: torch.amp.GradScaler("accel", init_scale=2.0**20, growth_interval=1))
+    assert old[0] == new[0]  # the same backoffs and growth
+    for p, q in zip(old[1], new[1]):
+        assert torch.equal(p, q)
+
+    with pytest.warns(FutureWarning):
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            @torch.accel.amp.custom_fwd(cast_inputs=torch.float32)
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                assert x.dtype == torch.float32 and not torch.is_autocast_enabled("accel")
+                return x * x
+
+            @staticmethod
+            @torch.accel.amp.custom_bwd
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+
+    x = torch.randn(4, generator=g).to(torch.float16).to("accel").requires_grad_()
+    with torch.autocast("accel", dtype=torch.float16):
+        y = Square.apply(x)
+    assert y.dtype == torch.float32
+    y.sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), (2 * x.detach().float()).half().cpu())
