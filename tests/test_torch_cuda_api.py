@@ -156,6 +156,33 @@ def test_comm_matches_torch_cuda_comm_semantics():
     torch.testing.assert_close(torch.accel.comm.gather(parts, 0, -1), x)
     torch.testing.assert_close(torch.accel.comm.reduce_add(copies, 1).cpu(), 2 * x)
     assert torch.accel.comm.reduce_add(copies, 1).device == torch.device("accel:1")
+    # as CUDA's: an uneven split is torch.chunk's (3 rows over 2 devices: 2 and 1; 1 row: one
+    # part only), and broadcast_coalesced gives a list per device
+    assert [p.shape[0] for p in torch.accel.comm.scatter(x[:3].to("accel"), [0, 1])] == [2, 1]
+    assert len(torch.accel.comm.scatter(x[:1].to("accel"), [0, 1])) == 1
+    per_device = torch.accel.comm.broadcast_coalesced([x.to("accel"), x[0].to("accel")], [0, 1])
+    assert isinstance(per_device, list) and all(isinstance(d, list) for d in per_device)
+
+
+@pytest.mark.parametrize("on_accel", [True, False])
+def test_data_parallel_over_two_devices_matches_cpu(on_accel):
+    """nn.DataParallel replicates the module on accel:0 and accel:1, scatters the batch (from
+    accel:0 or from CPU), gathers the outputs on accel:0 and sums the replicas' gradients."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))
+    x = torch.randn(7, 4)
+    want = net(x)
+    want.pow(2).sum().backward()
+    want_grads = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    net.to("accel:0")
+    dp = torch.nn.DataParallel(net, device_ids=[0, 1])
+    got = dp(x.to("accel:0") if on_accel else x)
+    assert got.device == torch.device("accel:0")
+    got.pow(2).sum().backward()
+    torch.testing.assert_close(got.detach().cpu(), want.detach())
+    for p, g in zip(net.parameters(), want_grads):
+        torch.testing.assert_close(p.grad.cpu(), g)
 
 
 def test_names_that_cannot_apply_say_why():

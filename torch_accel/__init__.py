@@ -45,6 +45,10 @@ from . import _autograd_exit  # noqa: E402  a backward's last release before exi
 
 _autograd_exit.install()
 
+from . import _data_parallel  # noqa: E402  nn.DataParallel over accel devices
+
+_data_parallel.install()
+
 from . import _linear_cross_entropy_defaults  # noqa: E402
 
 _linear_cross_entropy_defaults.install()

@@ -37,9 +37,10 @@ def broadcast(tensor, devices=None, *, out=None):
 
 
 def broadcast_coalesced(tensors, devices, buffer_size=10485760):
-    """broadcast() of each tensor: a tuple per device."""
+    """broadcast() of each tensor: a list per device (lists, as torch.cuda's, which
+    nn.DataParallel's Broadcast assigns into)."""
     copies = [broadcast(t, devices) for t in tensors]
-    return tuple(tuple(c[i] for c in copies) for i in range(len(devices)))
+    return [[c[i] for c in copies] for i in range(len(devices))]
 
 
 def reduce_add(inputs, destination=None):
@@ -73,7 +74,7 @@ def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=
         return tuple(out)
     devices = [_device(d) for d in devices]
     if chunk_sizes is None:
-        chunks = torch.tensor_split(tensor, len(devices), dim)
+        chunks = torch.chunk(tensor, len(devices), dim)  # as CUDA's: maybe fewer than devices
     else:
         if sum(chunk_sizes) != tensor.shape[dim]:
             raise RuntimeError(
