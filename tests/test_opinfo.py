@@ -393,6 +393,42 @@ def test_conformance_catches_a_noncontiguous_bug(monkeypatch):
     assert r["status"] == "fail" and "not close" in r["error"], r
 
 
+class _GradOff(torch.autograd.Function):
+    """The identity, whose float32 gradient is off by ``offs`` (CPU's, accel's); the float64
+    reference's gradient stays exact."""
+
+    @staticmethod
+    def forward(ctx, x, offs):
+        ctx.offs = offs
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.dtype != torch.float32:
+            return g, None
+        return g + ctx.offs[g.device.type == coverage.DEVICE], None
+
+
+def _gradient_off(cpu_off, accel_off):
+    def wrong(real):
+        def f(a, *args, **kw):
+            return real(_GradOff.apply(a, (cpu_off, accel_off)), *args, **kw)
+
+        return f
+
+    return wrong
+
+
+def test_noncontiguous_gradients_take_the_float64_rule(monkeypatch):
+    # A gradient apart from CPU's but nearer the double-precision one passes; one farther than
+    # CPU's fails.
+    r = _one_check(monkeypatch, "abs", "noncontiguous", _gradient_off(0.01, 0.0))
+    assert r["status"] == "pass", r
+    monkeypatch.undo()
+    r = _one_check(monkeypatch, "abs", "noncontiguous", _gradient_off(0.0, 0.01))
+    assert r["status"] == "fail" and "not close" in r["error"], r
+
+
 def test_conformance_catches_an_accepted_cpu_out(monkeypatch):
     # An out= on the wrong device that is written to instead of refused.
     def wrong(real):

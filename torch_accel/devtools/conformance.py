@@ -3,7 +3,8 @@
 ``check_conformance(op, dtype, max_samples)`` returns one result per check:
   compare        accel's output matches CPU's on the op's samples (coverage.check_op)
   noncontiguous  noncontiguous copies of the samples give CPU's output, and, in float32 and
-                 complex64, CPU's gradients
+                 complex64, CPU's gradients (a gradient that differs passes when it is no
+                 farther than CPU's from the double-precision one: the outputs' float64 rule)
   out            out= keeps its strides and storage, an empty out= is resized without a
                  warning, a wrong-shaped one with CPU's warning, a CPU out= raises, an unsafe
                  dtype raises when CPU raises, an out= aliasing an input raises the overlap
@@ -160,15 +161,49 @@ def check_noncontiguous(op, dtype, max_samples):
         want = torch.autograd.grad(exp, exp_in, g_exp, allow_unused=True)
         got = torch.autograd.grad(act, act_in, g_act, allow_unused=True)
         torch.accel.synchronize()
+        float64 = None
         for k, (a, e) in enumerate(zip(got, want)):
             if (a is None) != (e is None):
                 raise CheckFailed(f"sample {i}: gradient {k} is {a is None and 'None'} on accel")
-            if e is not None:
-                try:
-                    coverage._compare(a, e, dtype, coverage.DEVICE)
-                except AssertionError as err:
+            if e is None:
+                continue
+            try:
+                coverage._compare(a, e, dtype, coverage.DEVICE)
+            except AssertionError as err:
+                # The float64-reference rule, as for outputs: accel's gradient may differ from
+                # CPU's when it is no farther from CPU's double-precision gradient.
+                if float64 is None:
+                    float64 = _float64_gradients(op, cpu, g_exp, len(exp), len(exp_in))
+                if float64 is None or float64[k] is None:
                     raise CheckFailed(f"sample {i}: gradient {k}: {err}") from None
+                try:
+                    coverage._reference_close(a, e, float64[k], dtype, coverage.DEVICE)
+                except AssertionError as ref_err:
+                    raise CheckFailed(
+                        f"sample {i}: gradient {k}: {err}\n(float64 reference: {ref_err})"
+                    ) from None
     return compared
+
+
+def _float64_gradients(op, cpu, grads, n_out: int, n_in: int):
+    """CPU's gradients of the sample ``cpu`` computed in double precision for the upstream
+    ``grads``, or None when there is no such reference (no float or complex dtype to raise)."""
+    if any(g.dtype not in coverage._UPCAST for g in grads):
+        return None
+    up = coverage._upcast(cpu)  # made under no_grad: mark what requires grad in the sample
+    for orig, raised in zip(_leaves((cpu.input, cpu.args)), _leaves((up.input, up.args))):
+        if orig.requires_grad and not raised.requires_grad:
+            raised.requires_grad_(True)
+    try:
+        out = coverage.cpu_call(op, up)
+    except Exception:
+        return None
+    out = [t for t in _leaves(up.output_process_fn_grad(out)) if t.requires_grad]
+    ins = [t for t in _leaves((up.input, up.args)) if t.requires_grad]
+    if len(out) != n_out or len(ins) != n_in:
+        return None
+    up_grads = [g.to(coverage._UPCAST[g.dtype]) for g in grads]
+    return torch.autograd.grad(out, ins, up_grads, allow_unused=True)
 
 
 def _extremal_like(t):
