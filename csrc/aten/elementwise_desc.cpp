@@ -1,5 +1,7 @@
 #include "aten/elementwise_desc.h"
 
+#include <ATen/core/Tensor.h>
+
 #include <c10/core/Scalar.h>
 
 namespace accel {
@@ -15,6 +17,23 @@ bool kernelKnows(c10::ScalarType t) { return kernelSupports(t) || kernelSupports
 kernels::DType toKernelDType(c10::ScalarType t) {
   TORCH_CHECK(kernelSupports(t), "accel kernels do not support dtype ", t);
   return static_cast<kernels::DType>(t);
+}
+
+kernels::ElementwiseDesc flatDesc(c10::ArrayRef<const at::Tensor*> ts) {
+  kernels::ElementwiseDesc d;
+  d.ndim = 1;
+  d.numel = ts[0]->numel();
+  d.sizes[0] = d.numel;
+  d.noperands = static_cast<int>(ts.size());
+  for (size_t k = 0; k < ts.size(); ++k) {
+    const at::Tensor& t = *ts[k];
+    // The written operand's pointer is the mutable one (it materialises a lazily cloned storage).
+    d.op[k].data =
+        static_cast<char*>(k == 0 ? t.data_ptr() : const_cast<void*>(t.const_data_ptr()));
+    d.op[k].dtype = toKernelDType(t.scalar_type());
+    d.op[k].strides[0] = (t.dim() == 1 ? t.stride(0) : 1) * t.element_size();
+  }
+  return d;
 }
 
 kernels::ElementwiseDesc makeDesc(const at::TensorIteratorBase& iter) {

@@ -17,6 +17,10 @@ bool kernelKnows(c10::ScalarType t);
 kernels::DType toKernelDType(c10::ScalarType t);
 // The operands' dtypes may be complex: the elementwise launchers refuse what they do not take.
 kernels::ElementwiseDesc makeDesc(const at::TensorIteratorBase& iter);
+// A one-dimensional descriptor over operands of one length, operand k = ts[k] (the first is the
+// written one): each 1-D (any stride) or contiguous (taken flat). No TensorIterator: for callers
+// that checked that already.
+kernels::ElementwiseDesc flatDesc(c10::ArrayRef<const at::Tensor*> ts);
 // A real scalar (refuses a complex one); toKernelComplexScalar also carries the imaginary part,
 // for the kernels that compute in complex.
 kernels::Scalar toKernelScalar(const c10::Scalar& s);

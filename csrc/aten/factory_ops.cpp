@@ -48,14 +48,7 @@ struct ArangeOut {
     const auto size = static_cast<int64_t>(size_d);
     if (out.numel() != size) out.resize_({size});
     if (size == 0) return out;
-    kernels::ElementwiseDesc d;
-    d.ndim = 1;
-    d.numel = size;
-    d.sizes[0] = size;
-    d.noperands = 1;
-    d.op[0].data = static_cast<char*>(out.data_ptr());
-    d.op[0].dtype = toKernelDType(out.scalar_type());
-    d.op[0].strides[0] = out.stride(0) * out.element_size();
+    const kernels::ElementwiseDesc d = flatDesc({&out});
     const int device = out.device().index();
     const c10::Scalar first = integer ? c10::Scalar(start.toLong()) : start;
     const c10::Scalar delta = integer ? c10::Scalar(step.toLong()) : step;

@@ -49,21 +49,6 @@ bool dense(const Operands<N>& ts) {
   return true;
 }
 
-template <size_t N>
-kernels::ElementwiseDesc denseDesc(const Operands<N>& ts) {
-  kernels::ElementwiseDesc d;
-  d.ndim = 1;
-  d.numel = ts[0]->numel();
-  d.sizes[0] = d.numel;
-  d.noperands = static_cast<int>(N);
-  for (size_t k = 0; k < N; ++k) {
-    d.op[k].data = static_cast<char*>(const_cast<void*>(ts[k]->const_data_ptr()));
-    d.op[k].dtype = toKernelDType(ts[k]->scalar_type());
-    d.op[k].strides[0] = ts[k]->element_size();
-  }
-  return d;
-}
-
 // launch(i, desc, stream) for tensor i of lists of n, whose operands are operands(i); false,
 // with nothing launched, when any of them misses the dense path.
 template <class OperandsOf, class Launch>
@@ -73,7 +58,7 @@ bool denseEach(size_t n, const OperandsOf& operands, const Launch& launch) {
   for (size_t i = 0; i < n; ++i) {
     const auto ts = operands(i);
     const int device = ts[0]->device().index();
-    ACCEL_RT_CHECK(launch(i, denseDesc(ts), currentRuntimeStream(device)), device);
+    ACCEL_RT_CHECK(launch(i, flatDesc(ts), currentRuntimeStream(device)), device);
   }
   return true;
 }
