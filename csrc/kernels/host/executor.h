@@ -40,32 +40,15 @@ rt::Error launch(rt::Stream stream, int64_t numel, W&& work) {
 // Raw pointers and a by-value functor, so the compiler can keep alpha in a register and
 // vectorize (stores through `out` cannot then alias the functor or the descriptor).
 template <class F, class Out, class... In>
-__attribute__((always_inline)) inline void denseLoopBody(const F& f, int64_t begin, int64_t end,
-                                                         Out* out, const In*... in) {
-  for (int64_t i = begin; i < end; ++i) contiguousAt(f, i, out, in...);
+__attribute__((always_inline)) inline void denseLoop(const F f, int64_t n, Out* out,
+                                                     const In*... in) {
+  for (int64_t i = 0; i < n; ++i) contiguousAt(f, i, out, in...);
 }
 
-template <class F, class Out, class... In>
-void denseLoop(const F f, int64_t begin, int64_t end, Out* out, const In*... in) {
-  denseLoopBody(f, begin, end, out, in...);
-}
-
-#ifdef ACCEL_HOST_AVX2
-// The same loop in AVX2 lanes (lanes.h).
-template <class F, class Out, class... In>
-ACCEL_TARGET_AVX2 void denseLoopAvx2(const F f, int64_t begin, int64_t end, Out* out,
-                                     const In*... in) {
-  denseLoopBody(f, begin, end, out, in...);
-}
-#endif
-
-// The dense loop over n elements at the given pointers, in AVX2 lanes when the CPU has them.
+// The dense loop over n elements at the given pointers, in the widest lanes the CPU has.
 template <class F, class Out, class... In>
 void denseCall(const F& f, int64_t n, Out* out, const In*... in) {
-#ifdef ACCEL_HOST_AVX2
-  if (hostHasAvx2()) return denseLoopAvx2(f, 0, n, out, in...);
-#endif
-  denseLoop(f, 0, n, out, in...);
+  inWidestLanes([&] { denseLoop(f, n, out, in...); });
 }
 
 template <class F, class Out, class... In, size_t... I>
@@ -165,21 +148,10 @@ bool indexLoop(const F& f, int64_t begin, int64_t end) {
   return true;
 }
 
-#ifdef ACCEL_HOST_AVX2
-// The same loop built for AVX2 + FMA with every call inlined (flatten), so the math's explicit
-// fma() calls are single instructions rather than calls into libm; fma rounds once either way,
-// so the values are the same.
-template <class F>
-ACCEL_TARGET_AVX2 __attribute__((flatten)) bool indexLoopAvx2(const F& f, int64_t begin,
-                                                              int64_t end) {
-  for (int64_t i = begin; i < end; ++i)
-    if (!f(i)) return false;
-  return true;
-}
-#endif
-
 // An index-space functor heavy in floating-point math (the random transforms) declares
-// `static constexpr bool kFmaMath = true` to run in the AVX2 + FMA build when the CPU has it.
+// `static constexpr bool kFmaMath = true` to run in the widest lanes (with FMA) the CPU has:
+// every call is then inlined, so the math's explicit fma() calls are single instructions
+// rather than calls into libm; fma rounds once either way, so the values are the same.
 template <class F, class = void>
 struct FmaMath : std::false_type {};
 template <class F>
@@ -187,11 +159,7 @@ struct FmaMath<F, std::void_t<decltype(F::kFmaMath)>> : std::bool_constant<F::kF
 
 template <class F>
 bool indexRange(const F& f, int64_t begin, int64_t end) {
-#ifdef ACCEL_HOST_AVX2
-  if constexpr (FmaMath<F>::value) {
-    if (hostHasAvx2()) return indexLoopAvx2(f, begin, end);
-  }
-#endif
+  if constexpr (FmaMath<F>::value) return inWidestLanes([&] { return indexLoop(f, begin, end); });
   return indexLoop(f, begin, end);
 }
 

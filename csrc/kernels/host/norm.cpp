@@ -87,20 +87,9 @@ __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* y
   }
 }
 
-#ifdef ACCEL_HOST_AVX2
-// The same row in AVX2 lanes (lanes.h).
-template <class T, class A>
-ACCEL_TARGET_AVX2 void denseSoftmaxRowAvx2(const T* xr, T* yr, int64_t n, A* eb, bool log) {
-  denseSoftmaxRowImpl(xr, yr, n, eb, log);
-}
-#endif
-
 template <class T, class A>
 void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
-#ifdef ACCEL_HOST_AVX2
-  if (hostHasAvx2()) return denseSoftmaxRowAvx2(xr, yr, n, eb, log);
-#endif
-  denseSoftmaxRowImpl(xr, yr, n, eb, log);
+  inWidestLanes([&] { denseSoftmaxRowImpl(xr, yr, n, eb, log); });
 }
 
 // One dense row of the softmax gradient: softmax y * (g - sum(g * y)), log_softmax
@@ -118,19 +107,9 @@ __attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, c
   }
 }
 
-#ifdef ACCEL_HOST_AVX2
-template <class T>
-ACCEL_TARGET_AVX2 void denseSoftmaxGradRowAvx2(const T* g, const T* y, T* gi, int64_t n, bool log) {
-  denseSoftmaxGradRowImpl(g, y, gi, n, log);
-}
-#endif
-
 template <class T>
 void denseSoftmaxGradRow(const T* g, const T* y, T* gi, int64_t n, bool log) {
-#ifdef ACCEL_HOST_AVX2
-  if (hostHasAvx2()) return denseSoftmaxGradRowAvx2(g, y, gi, n, log);
-#endif
-  denseSoftmaxGradRowImpl(g, y, gi, n, log);
+  inWidestLanes([&] { denseSoftmaxGradRowImpl(g, y, gi, n, log); });
 }
 
 // One row of the layer norm forward: mean, variance about it, the normalized row.
@@ -152,20 +131,9 @@ __attribute__((always_inline)) inline void layerNormRowImpl(const LayerNormDesc&
   reinterpret_cast<A*>(d.rstd)[i] = rstd;
 }
 
-#ifdef ACCEL_HOST_AVX2
-template <class T>
-ACCEL_TARGET_AVX2 void layerNormRowAvx2(const LayerNormDesc& d, int64_t i, const T* w,
-                                        const T* bias) {
-  layerNormRowImpl(d, i, w, bias);
-}
-#endif
-
 template <class T>
 void layerNormRow(const LayerNormDesc& d, int64_t i, const T* w, const T* bias) {
-#ifdef ACCEL_HOST_AVX2
-  if (hostHasAvx2()) return layerNormRowAvx2(d, i, w, bias);
-#endif
-  layerNormRowImpl(d, i, w, bias);
+  inWidestLanes([&] { layerNormRowImpl(d, i, w, bias); });
 }
 
 template <class F>
