@@ -201,3 +201,22 @@ def test_names_that_cannot_apply_say_why():
     torch.accel.check_error(0)
     with pytest.raises(torch.accel.AccelError):
         torch.accel.check_error(torch.accel.accelStatus.ERROR_NOT_READY)
+
+
+def test_torch_cuda_memory_submodule_names():
+    """torch.cuda.memory's public functions, reached through the submodule, as scripts do."""
+    public = [
+        n
+        for n in dir(torch.cuda.memory)
+        if not n.startswith("_")
+        and callable(getattr(torch.cuda.memory, n))
+        and getattr(getattr(torch.cuda.memory, n), "__module__", "").startswith("torch.cuda")
+    ]
+    missing = [n for n in public if not hasattr(torch.accel.memory, n)]
+    assert not [n for n in missing if n != "CUDAPluggableAllocator"], missing
+    assert torch.accel.memory.MemPool is torch.accel.MemPool
+    pool = torch.accel.memory.MemPool()
+    with torch.accel.memory.use_mem_pool(pool):
+        x = torch.arange(1000, device="accel", dtype=torch.float32)
+    assert torch.equal(x.cpu(), torch.arange(1000, dtype=torch.float32))
+    assert torch.accel.memory.list_gpu_processes() == torch.accel.list_gpu_processes()

@@ -10,6 +10,7 @@ import torch
 
 from .. import _C
 from ._utils import _get_device_index
+from .device import is_initialized, list_gpu_processes  # noqa: F401  (torch.cuda.memory's too)
 
 
 def _index(device) -> int:
@@ -277,3 +278,13 @@ def empty_host_cache() -> None:
     """Returns the cached, unused pinned blocks to the driver (which synchronises the devices,
     as cudaFreeHost does)."""
     _C._empty_host_cache()
+
+
+def __getattr__(name: str):
+    # torch.cuda.memory.MemPool / use_mem_pool; imported late: mem_pool needs graphs, which
+    # needs this module.
+    if name in ("MemPool", "use_mem_pool"):
+        from . import mem_pool
+
+        return getattr(mem_pool, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
