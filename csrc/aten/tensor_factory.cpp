@@ -1,5 +1,7 @@
-// empty and empty_strided: the two ops every accel tensor is born from.
+// empty and empty_strided: the two ops every accel tensor is born from; and
+// _efficientzerotensor, the storage-less zeros torch.func's jacfwd and hessian start from.
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -37,9 +39,23 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                                            c10::dtype_or_default(dtype));
 }
 
+// As CPU's and CUDA's: no memory, the ZeroTensor key; ATen's ZeroTensor kernels treat it as
+// zeros and materialise it (as accel zeros) for any other op.
+at::Tensor efficientZeroTensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout,
+                               std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory) {
+  const c10::Device target(c10::DeviceType::PrivateUse1, targetDevice(device));
+  at::native::ZeroTensorAllocator allocator(target);
+  return at::detail::empty_generic(size, &allocator,
+                                   kAccelKeys | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor),
+                                   c10::dtype_or_default(dtype), std::nullopt);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty);
   m.impl("empty_strided", empty_strided);
+  m.impl("_efficientzerotensor", efficientZeroTensor);
 }
 
 }  // namespace
