@@ -104,6 +104,43 @@ def test_normal_and_uniform_distributions(dtype):
     assert torch_accel.fallback_counts() == {}
 
 
+def test_normal_with_tensor_mean_and_std():
+    """torch.normal(mean, std) with tensors (torch.distributions.Normal.sample): each element
+    follows its own mean and deviation, the shapes broadcast, and the draws are N(0, 1) scaled
+    and shifted: the same seed gives mean + std * the draws of torch.randn."""
+    mean = torch.tensor([-5.0, 0.0, 3.0, 10.0])
+    std = torch.tensor([0.5, 1.0, 2.0, 4.0])
+    torch.accel.manual_seed(3)
+    draws = torch.normal(mean.to("accel").expand(100_000, 4), std.to("accel")).cpu().double()
+    torch.testing.assert_close(draws.mean(0), mean.double(), atol=0.03, rtol=0)
+    torch.testing.assert_close(draws.std(0), std.double(), atol=0.03, rtol=0)
+    torch.accel.manual_seed(5)
+    z = torch.randn(3, 4, device="accel").cpu()
+    torch.accel.manual_seed(5)
+    got = torch.normal(mean.to("accel").expand(3, 4), std.to("accel")).cpu()
+    torch.testing.assert_close(got, z * std + mean)
+    torch.accel.manual_seed(5)
+    got = torch.normal(mean.to("accel").expand(3, 4), 2.0).cpu()
+    torch.testing.assert_close(got, z * 2.0 + mean)
+    torch.accel.manual_seed(5)
+    got = torch.normal(1.5, std.to("accel").expand(3, 4)).cpu()
+    torch.testing.assert_close(got, z * std + 1.5)
+    out = torch.empty(0, device="accel")
+    torch.accel.manual_seed(5)
+    torch.normal(mean.to("accel").expand(3, 4), std.to("accel"), out=out)
+    torch.testing.assert_close(out.cpu(), z * std + mean)
+    sample = torch.distributions.Normal(mean.to("accel"), std.to("accel")).sample((2,))
+    assert sample.shape == (2, 4) and sample.device.type == "accel"
+    assert torch_accel.fallback_counts() == {}
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        torch.normal(mean.to("accel"), -std.to("accel"))
+    with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
+        torch.normal(mean.to("accel"), -1.0)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        torch.normal(torch.zeros(3, dtype=torch.long, device="accel"), 1.0)
+    assert torch.accel.synchronize() is None
+
+
 def test_bernoulli_rates():
     torch.accel.manual_seed(1)
     b = torch.empty(200_000, device="accel").bernoulli_(0.3).cpu()

@@ -1,9 +1,11 @@
 // Native random ops on the Philox generator (core/generator.h): uniform_, normal_,
-// bernoulli_ (float and tensor p), bernoulli, random_ (all three forms; randint reaches
-// random_.from), exponential_, randperm, native_dropout and native_dropout_backward. Every launch
+// normal with tensor means or deviations (torch.distributions.Normal.sample), bernoulli_ (float
+// and tensor p), bernoulli, random_ (all three forms; randint reaches random_.from),
+// exponential_, randperm, native_dropout and native_dropout_backward. Every launch
 // takes the generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
 // runs repeat, and host and CUDA (one kernel source) draw the same numbers.
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/DistributionTemplates.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/argsort.h>
 #include <ATen/ops/empty.h>
@@ -129,6 +131,41 @@ struct Normal {
     return self;
   }
 };
+
+// normal(mean, std) with a tensor for either: ATen's composition, as CPU and CUDA run it (draw
+// N(0, 1) or N(0, std), then scale and shift), drawing through accel's normal_.
+template <typename>
+struct NormalDraw {
+  void operator()(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+    TORCH_CHECK_NOT_IMPLEMENTED(floating(self), "\"normal_kernel_accel\" not implemented for '",
+                                self.scalar_type(), "'");
+    Normal::compute(self, mean, std, gen);
+  }
+};
+struct PhiloxRng {};  // the templates' RNG parameter; NormalDraw takes the generator itself
+
+at::Tensor normalTensorFloat(const at::Tensor& mean, double std, std::optional<at::Generator> gen) {
+  return at::native::templates::normal_impl<NormalDraw, PhiloxRng>(mean, std, gen);
+}
+at::Tensor& normalTensorFloatOut(const at::Tensor& mean, double std,
+                                 std::optional<at::Generator> gen, at::Tensor& out) {
+  return at::native::templates::normal_out_impl<NormalDraw, PhiloxRng>(out, mean, std, gen);
+}
+at::Tensor normalFloatTensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  return at::native::templates::normal_impl<NormalDraw, PhiloxRng>(mean, std, gen);
+}
+at::Tensor& normalFloatTensorOut(double mean, const at::Tensor& std,
+                                 std::optional<at::Generator> gen, at::Tensor& out) {
+  return at::native::templates::normal_out_impl<NormalDraw, PhiloxRng>(out, mean, std, gen);
+}
+at::Tensor normalTensorTensor(const at::Tensor& mean, const at::Tensor& std,
+                              std::optional<at::Generator> gen) {
+  return at::native::templates::normal_impl<NormalDraw, PhiloxRng>(mean, std, gen);
+}
+at::Tensor& normalTensorTensorOut(const at::Tensor& mean, const at::Tensor& std,
+                                  std::optional<at::Generator> gen, at::Tensor& out) {
+  return at::native::templates::normal_out_impl<NormalDraw, PhiloxRng>(out, mean, std, gen);
+}
 
 struct BernoulliFloat {
   static bool native(at::Tensor& self, double, std::optional<at::Generator>) {
@@ -320,6 +357,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<Exponential>(m, "exponential_");
   registerNative<RandpermOut>(m, "randperm.generator_out");
   m.impl("native_dropout_backward", native_dropout_backward);
+  m.impl("normal.Tensor_float", normalTensorFloat);
+  m.impl("normal.Tensor_float_out", normalTensorFloatOut);
+  m.impl("normal.float_Tensor", normalFloatTensor);
+  m.impl("normal.float_Tensor_out", normalFloatTensorOut);
+  m.impl("normal.Tensor_Tensor", normalTensorTensor);
+  m.impl("normal.Tensor_Tensor_out", normalTensorTensorOut);
 }
 
 }  // namespace
