@@ -29,7 +29,7 @@ X = torch.linspace(-1.5, 2.0, 7, dtype=torch.float64)
         lambda x: tf.jacfwd(vector_f)(x),
         lambda x: tf.hessian(f)(x),
         lambda x: tf.jvp(vector_f, (x,), (torch.ones_like(x),))[1],
-        lambda x: tf.vmap(tf.grad(f))(x.expand(3, -1) * torch.arange(1, 4, device=x.device)[:, None]),
+        lambda x: tf.vmap(tf.grad(f))(torch.outer(torch.arange(1.0, 4.0, device=x.device), x)),
     ],
     ids=["vmap", "grad", "jacrev", "jacfwd", "hessian", "jvp", "vmap_grad"],
 )
