@@ -42,8 +42,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
 // As CPU's and CUDA's: no memory, the ZeroTensor key; ATen's ZeroTensor kernels treat it as
 // zeros and materialise it (as accel zeros) for any other op.
 at::Tensor efficientZeroTensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
-                               std::optional<c10::Layout> layout,
-                               std::optional<c10::Device> device,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory) {
   const c10::Device target(c10::DeviceType::PrivateUse1, targetDevice(device));
   at::native::ZeroTensorAllocator allocator(target);
