@@ -2,6 +2,8 @@
 get/set_rng_state, the exact Philox4x32-10 stream, distribution sanity, dropout's mask, and
 the fallback's random ops following the same generator."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -139,6 +141,131 @@ def test_normal_with_tensor_mean_and_std():
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         torch.normal(torch.zeros(3, dtype=torch.long, device="accel"), 1.0)
     assert torch.accel.synchronize() is None
+
+
+def _chi2_against(pmf: torch.Tensor, draws: torch.Tensor) -> tuple[float, int]:
+    """Pearson's statistic of integer draws against a pmf over 0..len-1 (cells expecting 20+)."""
+    expected = pmf.double() * draws.numel()
+    counts = torch.bincount(draws.long(), minlength=len(pmf))[: len(pmf)].double()
+    keep = expected > 20
+    return (((counts - expected)[keep] ** 2) / expected[keep]).sum().item(), int(keep.sum())
+
+
+def _chi2_limit(dof: int) -> float:
+    return dof + 4.5 * (2 * dof) ** 0.5  # about the 0.2% point at these degrees of freedom
+
+
+@pytest.mark.parametrize("rate", [3.0, 25.0, 400.0])
+def test_poisson_follows_its_pmf(rate):
+    torch.accel.manual_seed(4)
+    draws = torch.poisson(torch.full((200_000,), rate, device="accel")).cpu()
+    k = torch.arange(0, int(rate + 10 * rate**0.5 + 20), dtype=torch.float64)
+    pmf = (
+        k * torch.log(torch.tensor(rate, dtype=torch.float64)) - rate - torch.lgamma(k + 1)
+    ).exp()
+    stat, dof = _chi2_against(pmf, draws)
+    assert stat < _chi2_limit(dof), (stat, dof)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("count,prob", [(20, 0.3), (100, 0.6), (3000, 0.02), (5, 0.999)])
+def test_binomial_follows_its_pmf(count, prob):
+    torch.accel.manual_seed(5)
+    n = torch.full((200_000,), float(count), device="accel")
+    draws = torch.binomial(n, torch.full_like(n, prob)).cpu()
+    k = torch.arange(0, count + 1, dtype=torch.float64)
+    log_choose = torch.lgamma(torch.tensor(count + 1.0)) - torch.lgamma(k + 1)
+    log_choose = log_choose - torch.lgamma(count - k + 1)
+    pmf = (log_choose + k * math.log(prob) + (count - k) * math.log1p(-prob)).exp()
+    stat, dof = _chi2_against(pmf, draws)
+    assert stat < _chi2_limit(dof), (stat, dof)
+    assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.7, 1.0, 4.5, 80.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_standard_gamma_follows_its_cdf(alpha, dtype):
+    """One-sample Kolmogorov-Smirnov against the exact CDF, the regularized incomplete gamma."""
+    torch.accel.manual_seed(6)
+    n = 100_000
+    draws = torch._standard_gamma(torch.full((n,), alpha, device="accel", dtype=dtype)).cpu()
+    x = draws.double().sort().values
+    # Draws below the dtype's smallest normal are raised to it (as CPU's): an atom there.
+    tiny = torch.finfo(dtype).tiny
+    u = x.unique()
+    after = torch.searchsorted(x, u, right=True) / n
+    before = torch.searchsorted(x, u, right=False) / n
+    cdf = torch.special.gammainc(torch.tensor(alpha, dtype=torch.float64), u)
+    cdf_before = torch.where(u == tiny, 0.0, cdf)
+    ks = torch.maximum((after - cdf).abs(), (before - cdf_before).abs()).max().item()
+    assert ks < 1.95 / n**0.5, ks  # the 0.1% point
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_rejection_samplers_edges_dtypes_and_errors():
+    tiny = torch.finfo(torch.float32).tiny
+    alpha = torch.tensor([0.0, float("nan"), float("inf"), 1e-30], device="accel")
+    got = torch._standard_gamma(alpha).cpu()
+    assert got.tolist()[:2] == [tiny, tiny] and got[2].item() == float("inf")
+    assert got[3].item() == tiny  # below the smallest normal: raised to it, as CPU's
+    # a count or probability that is NaN or infinite gives NaN (CPU's sampler never returns)
+    count = torch.tensor([float("nan"), float("inf"), 10.0, 10.0, 10.0, -3.0], device="accel")
+    prob = torch.tensor([0.5, 0.5, float("nan"), 1.5, -0.1, 0.5], device="accel")
+    got = torch.binomial(count, prob).cpu()
+    assert got[:3].isnan().all() and got[3:].tolist() == [10.0, 0.0, 0.0]
+    assert torch.poisson(torch.tensor([0.0, float("inf")], device="accel")).cpu().tolist() == [
+        0.0,
+        float("inf"),
+    ]
+    for bad in [-1.0, float("nan")]:
+        with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+            torch.poisson(torch.tensor([1.0, bad], device="accel"))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        torch._standard_gamma(torch.ones(3, dtype=torch.long, device="accel"))
+    # every floating dtype, as CUDA (CPU has no half or bfloat16 gamma or binomial)
+    for dtype in [torch.float16, torch.bfloat16]:
+        a = torch.full((50_000,), 3.0, device="accel", dtype=dtype)
+        assert abs(torch._standard_gamma(a).double().mean().item() - 3.0) < 0.05
+        assert abs(torch.poisson(a).double().mean().item() - 3.0) < 0.05
+        assert abs(torch.binomial(a * 4, a / 6).double().mean().item() - 6.0) < 0.05
+        d = torch._sample_dirichlet(a.view(-1, 2)).double()
+        torch.testing.assert_close(
+            d.sum(-1).cpu(),
+            torch.ones(25_000, dtype=torch.float64),
+            atol=torch.finfo(dtype).eps,  # two quotients rounded to the dtype
+            rtol=0,
+        )
+    # seeded draws repeat; the next launch draws new ones
+    torch.accel.manual_seed(9)
+    first = torch._standard_gamma(torch.full((64,), 2.0, device="accel")).cpu()
+    again = torch._standard_gamma(torch.full((64,), 2.0, device="accel")).cpu()
+    torch.accel.manual_seed(9)
+    assert torch.equal(torch._standard_gamma(torch.full((64,), 2.0, device="accel")).cpu(), first)
+    assert not torch.equal(first, again)
+    assert torch_accel.fallback_counts() == {}
+
+
+def test_distributions_sample_natively():
+    """Gamma, Beta, Dirichlet, Poisson and Binomial sample on accel with CPU's moments."""
+    torch.accel.manual_seed(7)
+    acc = dict(device="accel")
+    n = (100_000,)
+    beta = torch.distributions.Beta(torch.tensor([2.0], **acc), torch.tensor([5.0], **acc))
+    assert abs(beta.sample(n).mean().item() - 2 / 7) < 0.005
+    dirichlet = torch.distributions.Dirichlet(torch.tensor([0.5, 1.0, 3.0], **acc))
+    draws = dirichlet.sample(n)
+    torch.testing.assert_close(draws.sum(-1).cpu(), torch.ones(n))
+    torch.testing.assert_close(
+        draws.mean(0).cpu(), torch.tensor([0.5, 1.0, 3.0]) / 4.5, atol=4e-3, rtol=0
+    )
+    gamma = torch.distributions.Gamma(torch.tensor([3.0], **acc), torch.tensor([2.0], **acc))
+    assert abs(gamma.sample(n).mean().item() - 1.5) < 0.02
+    assert (
+        abs(torch.distributions.Poisson(torch.tensor([7.5], **acc)).sample(n).mean() - 7.5) < 0.05
+    )
+    binomial = torch.distributions.Binomial(12, torch.tensor([0.25], **acc))
+    assert abs(binomial.sample(n).mean().item() - 3.0) < 0.03
+    assert torch_accel.fallback_counts() == {}
 
 
 def test_bernoulli_rates():

@@ -1,14 +1,18 @@
 // Native random ops on the Philox generator (core/generator.h): uniform_, normal_,
 // normal with tensor means or deviations (torch.distributions.Normal.sample), bernoulli_ (float
 // and tensor p), bernoulli, random_ (all three forms; randint reaches random_.from),
-// exponential_, randperm, native_dropout and native_dropout_backward. Every launch
+// exponential_, randperm, native_dropout and native_dropout_backward; and the samplers by
+// rejection: _standard_gamma (Gamma, Beta), _sample_dirichlet, poisson and binomial, in every
+// floating dtype, as CUDA has them (CPU lacks half and bfloat16 gamma and binomial). Every launch
 // takes the generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
 // runs repeat, and host and CUDA (one kernel source) draw the same numbers.
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/DistributionTemplates.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/argsort.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/mul.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -339,6 +343,55 @@ struct RandpermOut {
   }
 };
 
+// A new tensor of params' shape whose elements are drawn from their parameters (`params`, and
+// `second` for binomial's probabilities, broadcast to it).
+at::Tensor drawByRejection(RandomKind kind, const char* name, const at::Tensor& params,
+                           const at::Tensor* second, std::optional<at::Generator> gen) {
+  TORCH_CHECK_NOT_IMPLEMENTED(floating(params), "\"", name, "_accel\" not implemented for '",
+                              params.scalar_type(), "'");
+  at::Tensor out = at::empty_like(params, at::MemoryFormat::Contiguous);
+  kernels::RandomDesc d;
+  d.kind = kind;
+  if (second != nullptr) {
+    TORCH_CHECK(second->scalar_type() == params.scalar_type(), name,
+                ": expected the same dtype for count and prob, got ", params.scalar_type(), " and ",
+                second->scalar_type());
+    d.elems = orderedDesc({out, params, second->expand_as(params)});
+  } else {
+    d.elems = orderedDesc({out, params});
+  }
+  // The smallest normal number of the output's dtype: gamma draws never go below it.
+  switch (params.scalar_type()) {
+    case at::kDouble: d.b = std::numeric_limits<double>::min(); break;
+    case at::kHalf: d.b = static_cast<float>(std::numeric_limits<c10::Half>::min()); break;
+    case at::kBFloat16: d.b = static_cast<float>(std::numeric_limits<c10::BFloat16>::min()); break;
+    default: d.b = std::numeric_limits<float>::min();
+  }
+  launch(d, out, gen);
+  return out;
+}
+
+at::Tensor standardGamma(const at::Tensor& alpha, std::optional<at::Generator> gen) {
+  return drawByRejection(RandomKind::Gamma, "gamma", alpha, nullptr, gen);
+}
+
+at::Tensor sampleDirichlet(const at::Tensor& alpha, std::optional<at::Generator> gen) {
+  const at::Tensor gamma = drawByRejection(RandomKind::Gamma, "dirichlet", alpha, nullptr, gen);
+  return at::div(gamma, gamma.sum(-1, /*keepdim=*/true));
+}
+
+at::Tensor poisson(const at::Tensor& rate, std::optional<at::Generator> gen) {
+  // CPU's check (it reads the rates back, as CPU's does).
+  TORCH_CHECK(rate.numel() == 0 || rate.ge(0).all().item<bool>(),
+              "invalid Poisson rate, expected rate to be non-negative");
+  return drawByRejection(RandomKind::Poisson, "poisson", rate, nullptr, gen);
+}
+
+at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob,
+                    std::optional<at::Generator> gen) {
+  return drawByRejection(RandomKind::Binomial, "binomial", count, &prob, gen);
+}
+
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
   // Two native multiplies; the product stays in grad's dtype.
   return at::mul(at::mul(grad, mask), scale);
@@ -357,6 +410,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<Exponential>(m, "exponential_");
   registerNative<RandpermOut>(m, "randperm.generator_out");
   m.impl("native_dropout_backward", native_dropout_backward);
+  m.impl("_standard_gamma", standardGamma);
+  m.impl("_sample_dirichlet", sampleDirichlet);
+  m.impl("poisson", poisson);
+  m.impl("binomial", binomial);
   m.impl("normal.Tensor_float", normalTensorFloat);
   m.impl("normal.Tensor_float_out", normalTensorFloatOut);
   m.impl("normal.float_Tensor", normalFloatTensor);

@@ -19,9 +19,11 @@ ACCEL_HD inline uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
   return static_cast<uint32_t>(p);
 }
 
-ACCEL_HD inline Philox4 philox(uint64_t seed, uint64_t counter) {
+// counter_hi is the counter's upper half: 0 for the fills, an element's call count for the
+// rejection samplers (random_samplers.h).
+ACCEL_HD inline Philox4 philox(uint64_t seed, uint64_t counter, uint64_t counter_hi = 0) {
   uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
-  uint32_t c2 = 0, c3 = 0;
+  uint32_t c2 = static_cast<uint32_t>(counter_hi), c3 = static_cast<uint32_t>(counter_hi >> 32);
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     uint32_t hi0, hi1;

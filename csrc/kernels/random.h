@@ -9,6 +9,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/philox.h"
 #include "kernels/portable_math.h"
+#include "kernels/random_samplers.h"
 
 namespace accel::kernels {
 
@@ -20,7 +21,15 @@ enum class RandomKind : int {
   Random,           // out = from + bits % range (range 0: the full 64-bit range)
   Dropout,          // keep = u < a; out = input * keep * b, mask = keep; operands: out, mask, input
   Exponential,      // out = -log(v) / a, v = 1 - u in (0, 1]; v near 1 takes log = -b (never 0)
+  Gamma,            // out = Gamma(alpha = operand 1), at least b (the dtype's smallest normal)
+  Poisson,          // out = Poisson(rate = operand 1)
+  Binomial,         // out = Binomial(count = operand 1, prob = operand 2)
 };
+
+// The kinds drawn by rejection: one element per group, on its own stream (random_samplers.h).
+ACCEL_HD inline bool drawsByRejection(RandomKind kind) {
+  return kind == RandomKind::Gamma || kind == RandomKind::Poisson || kind == RandomKind::Binomial;
+}
 
 // The Philox state a launch draws from: the generator's (seed, offset) when it was launched.
 // Element group g (4 elements of a 32-bit draw, 2 of a 64-bit one) uses counter offset + g;
@@ -59,6 +68,7 @@ const RandomTable& randomTable();  // the build of the driver in use
 // A group is one Philox call: 4 elements of 32-bit draws, 2 of 64-bit ones (double values,
 // and integers whose range needs more than 32 bits).
 ACCEL_HD inline int elementsPerGroup(RandomKind kind, DType out, uint64_t range) {
+  if (drawsByRejection(kind)) return 1;
   if (kind == RandomKind::Random) return (range == 0 || range > (uint64_t{1} << 32)) ? 2 : 4;
   if (kind == RandomKind::Dropout || kind == RandomKind::Bernoulli ||
       kind == RandomKind::BernoulliTensor)
@@ -131,11 +141,34 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, const Nor
   }
 }
 
+// Element i of a rejection kind, on the stream at counter `counter`.
+ACCEL_HD inline void rejectionSample(const RandomDesc& d, int64_t i, uint64_t seed,
+                                     uint64_t counter) {
+  const ElementwiseDesc& e = d.elems;
+  int64_t off[kMaxOperands];
+  offsetsOf(e, i, off);
+  ElementStream stream(seed, counter);
+  const double x = loadAs<double>(e.op[1].data + off[1], e.op[1].dtype);
+  double v;
+  if (d.kind == RandomKind::Gamma) {
+    v = sampleGamma(x, d.b, stream);
+  } else if (d.kind == RandomKind::Poisson) {
+    v = samplePoisson(x, stream);
+  } else {
+    v = sampleBinomial(x, loadAs<double>(e.op[2].data + off[2], e.op[2].dtype), stream);
+  }
+  storeAs<double>(e.op[0].data + off[0], e.op[0].dtype, v);
+}
+
 ACCEL_HD inline void randomGroup(const RandomDesc& d, int64_t g) {
   const int per_group = elementsPerGroup(d.kind, d.elems.op[0].dtype, d.range);
   const uint64_t* captured = d.philox.captured;
   const uint64_t seed = captured != nullptr ? captured[0] : d.philox.seed;
   const uint64_t base = (captured != nullptr ? captured[1] : 0) + d.philox.offset;
+  if (drawsByRejection(d.kind)) {
+    if (g < d.elems.numel) rejectionSample(d, g, seed, base + static_cast<uint64_t>(g));
+    return;
+  }
   const Philox4 r = philox(seed, base + static_cast<uint64_t>(g));
   const NormalGroup normal =
       d.kind == RandomKind::Normal ? normalGroup(r, per_group == 2) : NormalGroup{};
