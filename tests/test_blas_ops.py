@@ -472,3 +472,41 @@ def test_addbmm_shape_errors_match_cpu():
         with pytest.raises(RuntimeError) as acc:
             torch.addbmm(s.to("accel"), b1.to("accel"), b2.to("accel"))
         assert str(acc.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+
+
+def test_mixed_dtype_products_raise_cpus_error_without_fallback():
+    # A product of mixed dtypes is an error on CPU and CUDA (a bfloat16 gradient meeting a
+    # float32 activation in a custom backward, say). It raises CPU's RuntimeError natively,
+    # so the fallback's "error" mode does not report it as a missing kernel.
+    h = torch.bfloat16
+    m, b, v = torch.randn(3, 3), torch.randn(2, 3, 3), torch.randn(3)
+    cases = [
+        (torch.mm, (m, m.to(h))),
+        (torch.mm, (m.to(h), m)),
+        (torch.bmm, (b, b.to(h))),
+        (torch.matmul, (b.to(h), b)),
+        (torch.addmm, (m, m, m.to(h))),
+        (torch.addmm, (m, m.to(h), m)),
+        (torch.addmm, (m.to(h), m, m)),
+        (torch.baddbmm, (b, b, b.to(h))),
+        (torch.baddbmm, (b, b.to(h), b.to(h))),
+        (torch.addbmm, (m, b.to(h), b)),
+        (torch.addmv, (v, m.to(h), v)),
+        (torch.mv, (m, v.to(h))),
+        (torch.dot, (v, v.to(h))),
+        (torch.vdot, (v.to(h), v)),
+        (torch.Tensor.addmm_, (m, m.to(h), m.to(h))),
+    ]
+    saved = torch_accel.fallback_mode()
+    torch_accel.set_fallback_mode("error")
+    try:
+        for fn, args in cases:
+            with pytest.raises(RuntimeError) as cpu:
+                fn(*args)
+            with pytest.raises(RuntimeError) as acc:
+                fn(*dev(*args))
+            assert type(acc.value) is RuntimeError, fn
+            assert str(acc.value).splitlines()[0] == str(cpu.value).splitlines()[0], fn
+    finally:
+        torch_accel.set_fallback_mode(saved)
+    assert torch_accel.fallback_counts() == {}

@@ -183,8 +183,9 @@ void addInto(const at::Tensor& out, const at::Tensor& self, bool self_is_out, co
   gemm(out, a, b, alpha, use_self ? beta : c10::Scalar(0.0));
 }
 
-// The BLAS handles one dtype per product; mixed dtypes take the CPU's path (which raises
-// CPU's error for the combinations it rejects).
+// The BLAS handles one dtype per product. A product of mixed dtypes is an error on CPU and
+// CUDA alike: each op's native() raises it with CPU's message (the fallback's "error" mode
+// would call it a missing kernel).
 bool nativeBlas(std::initializer_list<const at::Tensor*> ts) {
   const c10::ScalarType t = (*ts.begin())->scalar_type();
   for (const at::Tensor* x : ts) {
@@ -192,6 +193,28 @@ bool nativeBlas(std::initializer_list<const at::Tensor*> ts) {
   }
   return t == at::kFloat || t == at::kDouble || t == at::kBFloat16 || t == at::kHalf ||
          t == at::kComplexFloat || t == at::kComplexDouble;
+}
+
+// CPU's dtype checks of mm and bmm (the latter also baddbmm's first).
+void checkMmDtypes(const at::Tensor& m1, const at::Tensor& m2) {
+  TORCH_CHECK(m1.dtype() == m2.dtype(),
+              "expected m1 and m2 to have the same dtype, but got: ", m1.dtype(),
+              " != ", m2.dtype());
+}
+
+void checkBmmDtypes(const at::Tensor& b1, const at::Tensor& b2) {
+  TORCH_CHECK(b1.scalar_type() == b2.scalar_type(), "expected scalar type ", b1.scalar_type(),
+              " but found ", b2.scalar_type());
+}
+
+// CPU's dtype checks of addmm and addbmm, in its order.
+void checkAddmmDtypes(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2) {
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
+              "self and mat2 must have the same dtype, but got ", self.scalar_type(), " and ",
+              mat2.scalar_type());
+  TORCH_CHECK(mat1.scalar_type() == mat2.scalar_type(),
+              "mat1 and mat2 must have the same dtype, but got ", mat1.scalar_type(), " and ",
+              mat2.scalar_type());
 }
 
 // The product's result, of the shape the structured op's meta function computes.
@@ -207,6 +230,7 @@ at::Tensor productResult(const Output& out, at::IntArrayRef sizes, const at::Ten
 struct Mm {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat2) {
+    checkMmDtypes(self, mat2);
     return nativeBlas({&self, &mat2});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat2, const Output& out) {
@@ -221,6 +245,7 @@ struct Mm {
 struct Bmm {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat2) {
+    checkBmmDtypes(self, mat2);
     return nativeBlas({&self, &mat2});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat2, const Output& out) {
@@ -246,6 +271,7 @@ struct Addmm {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                      const c10::Scalar&, const c10::Scalar&) {
+    checkAddmmDtypes(self, mat1, mat2);
     return nativeBlas({&self, &mat1, &mat2});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
@@ -264,6 +290,9 @@ struct Baddbmm {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                      const c10::Scalar&, const c10::Scalar&) {
+    checkBmmDtypes(batch1, batch2);
+    TORCH_CHECK(self.dtype() == batch1.dtype(), "Input dtypes must be the same, got: input ",
+                self.dtype(), ", batch1: ", batch1.dtype(), ", batch2: ", batch2.dtype());
     return nativeBlas({&self, &batch1, &batch2});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& batch1,
@@ -286,6 +315,7 @@ struct Addbmm {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                      const c10::Scalar&, const c10::Scalar&) {
+    checkAddmmDtypes(self, batch1, batch2);
     return nativeBlas({&self, &batch1, &batch2});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& batch1,
@@ -314,6 +344,9 @@ struct Addmv {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                      const c10::Scalar&, const c10::Scalar&) {
+    TORCH_CHECK(self.scalar_type() == mat.scalar_type() && mat.scalar_type() == vec.scalar_type(),
+                "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ",
+                mat.scalar_type(), ", and ", vec.scalar_type());
     return nativeBlas({&self, &mat, &vec});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
@@ -332,12 +365,12 @@ struct Addmv {
 
 // --- dot -------------------------------------------------------------------------------
 
-// ATen's dot_check (not exported), with its messages.
-void dotCheck(const char* name, const at::Tensor& self, const at::Tensor& other) {
+// ATen's dot_check (not exported), with its messages (vdot's too say "dot").
+void dotCheck(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
               "D and ", other.dim(), "D tensors");
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(), name,
-              " : expected both vectors to have same dtype, but found ", self.scalar_type(),
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
               " and ", other.scalar_type());
   TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
               self.numel(), "] and src [", other.numel(),
@@ -349,7 +382,7 @@ void dotCheck(const char* name, const at::Tensor& self, const at::Tensor& other)
 at::Tensor dotProduct(const char* name, const at::Tensor& self, const at::Tensor& other,
                       bool conj_self) {
   checkDevices(name, {&self, &other});
-  dotCheck(name, self, other);
+  dotCheck(self, other);
   at::Tensor out = at::empty({}, self.options());
   c10::DeviceGuard guard(out.device());
   const at::Tensor row = self.view({1, 1, -1});
@@ -360,6 +393,7 @@ at::Tensor dotProduct(const char* name, const at::Tensor& self, const at::Tensor
 struct Dot {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& other) {
+    if (self.scalar_type() != other.scalar_type()) dotCheck(self, other);
     return nativeBlas({&self, &other});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& other) {
@@ -370,6 +404,7 @@ struct Dot {
 struct Vdot {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& other) {
+    if (self.scalar_type() != other.scalar_type()) dotCheck(self, other);
     return nativeBlas({&self, &other});
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& other) {
