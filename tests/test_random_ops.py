@@ -202,6 +202,21 @@ def test_standard_gamma_follows_its_cdf(alpha, dtype):
     assert torch_accel.fallback_counts() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cauchy_follows_its_cdf(dtype):
+    torch.accel.manual_seed(8)
+    n = 100_000
+    x = torch.empty(n, device="accel", dtype=dtype).cauchy_(1.5, 0.5).cpu().double().sort().values
+    cdf = 0.5 + torch.atan((x - 1.5) / 0.5) / math.pi
+    ranks = torch.arange(1, n + 1, dtype=torch.float64) / n
+    ks = torch.maximum((ranks - cdf).abs(), (ranks - 1 / n - cdf).abs()).max().item()
+    assert ks < 1.95 / n**0.5, ks
+    assert torch.distributions.Cauchy(torch.zeros(2, device="accel"), 1.0).sample().isfinite().all()
+    with pytest.raises(RuntimeError, match="cauchy_ expects sigma > 0.0"):
+        torch.empty(3, device="accel").cauchy_(0.0, 0.0)
+    assert torch_accel.fallback_counts() == {}
+
+
 def test_rejection_samplers_edges_dtypes_and_errors():
     tiny = torch.finfo(torch.float32).tiny
     alpha = torch.tensor([0.0, float("nan"), float("inf"), 1e-30], device="accel")

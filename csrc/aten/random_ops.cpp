@@ -1,7 +1,7 @@
 // Native random ops on the Philox generator (core/generator.h): uniform_, normal_,
 // normal with tensor means or deviations (torch.distributions.Normal.sample), bernoulli_ (float
 // and tensor p), bernoulli, random_ (all three forms; randint reaches random_.from),
-// exponential_, randperm, native_dropout and native_dropout_backward; and the samplers by
+// exponential_, cauchy_, randperm, native_dropout and native_dropout_backward; and the samplers by
 // rejection: _standard_gamma (Gamma, Beta), _sample_dirichlet, poisson and binomial, in every
 // floating dtype, as CUDA has them (CPU lacks half and bfloat16 gamma and binomial). Every launch
 // takes the generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
@@ -232,6 +232,23 @@ struct Exponential {
   }
 };
 
+struct Cauchy {
+  static bool native(at::Tensor& self, double, double, std::optional<at::Generator>) {
+    return floating(self);
+  }
+  static at::Tensor& compute(at::Tensor& self, double median, double sigma,
+                             std::optional<at::Generator> gen) {
+    TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+    kernels::RandomDesc d;
+    d.elems = orderedDesc({self});
+    d.kind = RandomKind::Cauchy;
+    d.a = median;
+    d.b = sigma;
+    launch(d, self, gen);
+    return self;
+  }
+};
+
 // random_ forms: integers in [from, from + range); range 0 means all 64 bits.
 at::Tensor& randomRange(at::Tensor& self, int64_t from, uint64_t range,
                         std::optional<at::Generator> gen) {
@@ -408,6 +425,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<RandomFrom>(m, "random_.from");
   registerNative<NativeDropout>(m, "native_dropout");
   registerNative<Exponential>(m, "exponential_");
+  registerNative<Cauchy>(m, "cauchy_");
   registerNative<RandpermOut>(m, "randperm.generator_out");
   m.impl("native_dropout_backward", native_dropout_backward);
   m.impl("_standard_gamma", standardGamma);

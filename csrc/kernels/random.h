@@ -21,6 +21,7 @@ enum class RandomKind : int {
   Random,           // out = from + bits % range (range 0: the full 64-bit range)
   Dropout,          // keep = u < a; out = input * keep * b, mask = keep; operands: out, mask, input
   Exponential,      // out = -log(v) / a, v = 1 - u in (0, 1]; v near 1 takes log = -b (never 0)
+  Cauchy,           // out = a + b * tan(pi * (v - 1/2)), v = 1 - u in (0, 1]
   Gamma,            // out = Gamma(alpha = operand 1), at least b (the dtype's smallest normal)
   Poisson,          // out = Poisson(rate = operand 1)
   Binomial,         // out = Binomial(count = operand 1, prob = operand 2)
@@ -130,6 +131,14 @@ ACCEL_HD inline double sampleAt(const RandomDesc& d, const Philox4& r, const Nor
                             : static_cast<double>(1.0f - uniformFloat(r.x[lane]));
       const double log_v = v >= 1.0 - d.b ? -d.b : portableLog(v);
       return -log_v / d.a;
+    }
+    case RandomKind::Cauchy: {
+      // tan(pi (v - 1/2)) = -cos(pi v) / sin(pi v), from portable_math's sin and cos.
+      const double v = wide ? 1.0 - uniformDouble(r.x[2 * lane], r.x[2 * lane + 1])
+                            : static_cast<double>(1.0f - uniformFloat(r.x[lane]));
+      double sin_v, cos_v;
+      portableSinCos(3.141592653589793 * v, &sin_v, &cos_v);
+      return fma(d.b, -cos_v / sin_v, d.a);
     }
     case RandomKind::Bernoulli:
       return uniformFloat(r.x[lane]) < static_cast<float>(d.a) ? 1.0 : 0.0;
