@@ -1,5 +1,6 @@
 """Native upsample_nearest1d/2d/3d, _upsample_nearest_exact1d/2d/3d, upsample_linear1d,
-upsample_bilinear2d, upsample_trilinear3d and upsample_bicubic2d (align_corners both ways),
+upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d and the antialiased
+_upsample_bilinear2d_aa and _upsample_bicubic2d_aa (align_corners both ways),
 forward and backward, against CPU: sizes and scale factors up and down, bfloat16 and float64,
 non-contiguous input, out= forms and bad sizes."""
 
@@ -176,4 +177,46 @@ def test_bicubic_out_form_and_bad_sizes():
         rtol=1e-5,
         atol=1e-5,
     )
+    no_fallback()
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(size=(9, 4)),  # down 2.7x in H, 6x in W: wide windows
+        dict(size=(40, 13)),  # up in both
+        dict(size=(24, 30)),  # H kept: ATen leaves that dimension alone
+        dict(scale_factor=(0.37, 1.9)),
+        dict(scale_factor=0.5, recompute_scale_factor=False),
+    ],
+    ids=["down", "up", "kept", "mixed", "scale_half"],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_antialiased_matches_cpu(mode, align_corners, kw, dtype):
+    """F.interpolate(antialias=True) (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa), as
+    torchvision's Resize runs it, and its backward."""
+    x = torch.randn(2, 3, 24, 30, generator=torch.Generator().manual_seed(0)) * 3
+    kw = dict(kw, mode=mode, align_corners=align_corners, antialias=True)
+    got = interpolate("accel", x, dtype, **kw)
+    if dtype == torch.bfloat16:
+        # CPU has no bfloat16 antialiasing (CUDA has): float32 on the rounded input, rounded.
+        want = interpolate("cpu", x.bfloat16().float(), torch.float32, **kw)
+        torch.testing.assert_close(got[0].float(), want[0].bfloat16().float(), atol=0.02, rtol=0.01)
+        torch.testing.assert_close(got[1].float(), want[1].bfloat16().float(), atol=0.02, rtol=0.01)
+    else:
+        want = interpolate("cpu", x, dtype, **kw)
+        torch.testing.assert_close(got[0], want[0])
+        torch.testing.assert_close(got[1], want[1])
+    no_fallback()
+
+
+def test_antialiased_keeps_an_unresized_dimension_exact():
+    x = torch.randn(1, 1, 8, 6)
+    x[0, 0, 3, 2] = float("inf")
+    got = F.interpolate(x.to("accel"), size=(8, 3), mode="bilinear", antialias=True).cpu()
+    want = F.interpolate(x, size=(8, 3), mode="bilinear", antialias=True)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert got[0, 0, 2].isfinite().all()  # the row above the inf is not touched by it
     no_fallback()

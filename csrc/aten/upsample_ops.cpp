@@ -1,15 +1,20 @@
 // upsample_nearest1d/2d/3d, _upsample_nearest_exact1d/2d/3d, upsample_linear1d,
-// upsample_bilinear2d, upsample_trilinear3d and upsample_bicubic2d, forward and backward,
-// composed of native accel ops so that they run on both drivers with no CPU fallback. All are
-// separable: along each spatial dimension every output position reads 1 (nearest), 2 (linear)
-// or 4 (cubic) source positions, whose indices and weights are computed on the device with
-// ATen's own formulas (ATen/native/UpSample.h: the scale, the source index, the clamps, the
-// cubic coefficients). The forward gathers each tap along each dimension (index_select) and sums
-// them weighted; the backward adds the weighted gradient back (index_add_). Float dtypes; half
-// and bfloat16 computed in float.
+// upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d and the antialiased
+// _upsample_bilinear2d_aa and _upsample_bicubic2d_aa (F.interpolate(antialias=True),
+// torchvision's Resize), forward and backward, composed of native accel ops so that they run on
+// both drivers with no CPU fallback. All are separable: along each spatial dimension every
+// output position reads 1 (nearest), 2 (linear) or 4 (cubic) source positions, or, antialiased,
+// a window that widens with the downscale factor; the indices and weights are computed on the
+// device with ATen's own formulas (ATen/native/UpSample.h: the scale, the source index, the
+// clamps, the cubic coefficients; the antialiasing filters and their normalization). The
+// forward gathers each tap along each dimension (index_select) and sums them weighted; the
+// backward adds the weighted gradient back (index_add_). Float dtypes; half and bfloat16
+// computed in float.
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -45,7 +50,7 @@ void checkSizes(const char* op, at::IntArrayRef output_size, int64_t dims, size_
 
 // How one dimension is resampled: the source index of each output position for each tap and,
 // unless the mode is nearest, the tap's weight (in the opmath dtype).
-enum class Mode { Nearest, NearestExact, Linear, Cubic };
+enum class Mode { Nearest, NearestExact, Linear, Cubic, LinearAA, CubicAA };
 
 struct Taps {
   std::vector<Tensor> index, weight;
@@ -85,10 +90,51 @@ Tensor nearestIndex(Mode mode, int64_t in, int64_t out, std::optional<double> sc
 Tensor cubicNear(const Tensor& x) { return ((1.25 * x - 2.25) * x * x) + 1; }
 Tensor cubicFar(const Tensor& x) { return ((-0.75 * x + 3.75) * x - 6.0) * x + 3.0; }
 
+// The antialiasing filters: the triangle, and the cubic convolution kernel with A = -0.5.
+Tensor aaFilter(Mode mode, const Tensor& x) {
+  const Tensor a = x.abs();
+  if (mode == Mode::LinearAA) return (1 - a).clamp_min(0);
+  const Tensor near = ((1.5 * a - 2.5) * a * a) + 1;
+  const Tensor far = ((-0.5 * a + 2.5) * a - 4.0) * a + 2.0;
+  return at::where(a < 1, near, at::where(a < 2, far, at::zeros({}, a.options())));
+}
+
+// Antialiased taps: output i reads the window of sources within `support` of its center, the
+// filter stretched by the downscale factor, the weights normalized to sum to 1; windows shorter
+// than the widest are padded with zero weights.
+Taps antialiasedTaps(Mode mode, int64_t in, int64_t out, bool align_corners,
+                     std::optional<double> scale, const Tensor& like, at::ScalarType type) {
+  const double s = scaleAlong(in, out, align_corners, scale, type);
+  const double half_width = mode == Mode::LinearAA ? 1.0 : 2.0;
+  const double support = s >= 1.0 ? half_width * s : half_width;
+  const int64_t width = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  const Tensor center = (at::arange(out, like.options().dtype(type)) + 0.5) * s;
+  const double inv_scale = s >= 1.0 ? 1.0 / s : 1.0;
+  // ATen truncates toward zero, then clamps to the image.
+  const Tensor first = (center - support + 0.5).trunc().to(at::kLong).clamp_min(0);
+  const Tensor count =
+      ((center + support + 0.5).trunc().to(at::kLong).clamp_max(in) - first).clamp(0, width);
+  Taps taps;
+  Tensor total;
+  for (int64_t j = 0; j < width; ++j) {
+    const Tensor w =
+        at::where(count > j, aaFilter(mode, ((first + j).to(type) - center + 0.5) * inv_scale),
+                  at::zeros({}, center.options()));
+    total = total.defined() ? total + w : w;
+    taps.index.push_back((first + j).clamp_max(in - 1));
+    taps.weight.push_back(w);
+  }
+  const Tensor divisor = at::where(total != 0, total, at::ones({}, total.options()));
+  for (Tensor& w : taps.weight) w = w / divisor;
+  return taps;
+}
+
 Taps tapsAlong(Mode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
                const Tensor& like, at::ScalarType type) {
   if (mode == Mode::Nearest || mode == Mode::NearestExact)
     return {{nearestIndex(mode, in, out, scale, like)}, {}};
+  if (mode == Mode::LinearAA || mode == Mode::CubicAA)
+    return antialiasedTaps(mode, in, out, align_corners, scale, like, type);
   const double s = scaleAlong(in, out, align_corners, scale, type);
   const Tensor dst = at::arange(out, like.options().dtype(type));
   // area_pixel_compute_source_index: linear clamps a negative source to 0, cubic does not.
@@ -119,10 +165,16 @@ Tensor separableForward(const char* op, Mode mode, const Tensor& self, at::IntAr
   checkSizes(op, output_size, self.dim(), scales.size());
   const auto type = at::toOpMathType(self.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
+  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
   c10::DimVector shape{self.size(0), self.size(1)};
+  shape.append(output_size.begin(), output_size.end());
   Tensor y = nearest ? self : self.to(type);
-  for (size_t i = 0; i < scales.size(); ++i) {
+  for (size_t step = 0; step < scales.size(); ++step) {
+    // Antialiased, as ATen: the last dimension first, and a dimension whose size stays is
+    // left alone (its window would be the identity, but 0 * inf in a neighbour is NaN).
+    const size_t i = aa ? scales.size() - 1 - step : step;
     const int64_t d = 2 + i;
+    if (aa && self.size(d) == output_size[i]) continue;
     const Taps taps =
         tapsAlong(mode, self.size(d), output_size[i], align_corners, scales[i], self, type);
     Tensor sum;
@@ -132,7 +184,6 @@ Tensor separableForward(const char* op, Mode mode, const Tensor& self, at::IntAr
       sum = sum.defined() ? sum + g : g;
     }
     y = sum;
-    shape.push_back(output_size[i]);
   }
   Tensor result = out.allocate(shape, self.options());
   result.copy_(y);
@@ -156,8 +207,10 @@ Tensor separableBackward(const char* op, Mode mode, const Tensor& grad_output,
   const auto type = at::toOpMathType(grad_output.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   Tensor grad = grad_output.to(type);
+  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
   for (size_t i = n; i-- > 0;) {
     const int64_t d = 2 + i;
+    if (aa && input_size[d] == output_size[i]) continue;
     const Taps taps =
         tapsAlong(mode, input_size[d], output_size[i], align_corners, scales[i], grad, type);
     c10::DimVector shape(grad.sizes().begin(), grad.sizes().end());
@@ -178,10 +231,13 @@ std::string opName(Mode mode, size_t n, bool backward) {
   std::string name = mode == Mode::Nearest        ? "upsample_nearest"
                      : mode == Mode::NearestExact ? "_upsample_nearest_exact"
                      : mode == Mode::Cubic        ? "upsample_bicubic"
+                     : mode == Mode::CubicAA      ? "_upsample_bicubic"
+                     : mode == Mode::LinearAA     ? "_upsample_bilinear"
                      : n == 1                     ? "upsample_linear"
                      : n == 2                     ? "upsample_bilinear"
                                                   : "upsample_trilinear";
-  return name + std::to_string(n) + "d" + (backward ? "_backward" : "");
+  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
+  return name + std::to_string(n) + "d" + (aa ? "_aa" : "") + (backward ? "_backward" : "");
 }
 
 template <size_t>
@@ -278,6 +334,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerInterpolated<Mode::Linear, 2>(m);
   registerInterpolated<Mode::Linear, 3>(m);
   registerInterpolated<Mode::Cubic, 2>(m);
+  registerInterpolated<Mode::LinearAA, 2>(m);
+  registerInterpolated<Mode::CubicAA, 2>(m);
 }
 
 }  // namespace
