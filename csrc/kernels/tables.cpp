@@ -13,6 +13,7 @@
 #include "kernels/ctc_loss.h"
 #include "kernels/im2col.h"
 #include "kernels/index.h"
+#include "kernels/linalg.h"
 #include "kernels/norm.h"
 #include "kernels/optimizer.h"
 #include "kernels/random.h"

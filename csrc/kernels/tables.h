@@ -27,6 +27,7 @@ namespace accel::kernels {
   _(Random, random)              \
   _(Rnn, rnn)                    \
   _(Im2col, im2col)              \
+  _(Linalg, linalg)              \
   _(Blas, blas)
 
 #define ACCEL_DECLARE_TABLE(TYPE, NAME) struct TYPE##Table;

@@ -1,6 +1,6 @@
-"""Generation on decoder-only zoo models (learned, rotary and ALiBi positions), with no op
-through the CPU fallback: greedy and beam search (KV cache) give exactly CPU's tokens; sampling
-(top-k/top-p/temperature) runs."""
+"""Generation on decoder-only zoo models (learned, rotary and ALiBi positions, a linear-attention
+recurrent state), with no op through the CPU fallback: greedy and beam search (KV cache) give
+exactly CPU's tokens; sampling (top-k/top-p/temperature) runs."""
 
 import pytest
 import torch
@@ -9,7 +9,7 @@ from zoo import VOCAB, FallbackMode, build
 import torch_accel
 
 NEW_TOKENS = 12
-MODELS = ["gpt2", "llama", "bloom"]
+MODELS = ["gpt2", "llama", "bloom", "qwen3_next"]
 
 
 def generate(model, prompt, device, **kwargs):

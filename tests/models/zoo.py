@@ -119,6 +119,29 @@ def _qwen2_moe():
     )
 
 
+def _qwen3_next():
+    from transformers import Qwen3NextConfig, Qwen3NextForCausalLM
+
+    # A gated delta rule (linear attention: a causal convolution, chunked UT systems solved by
+    # linalg.solve_triangular) beside full attention, routed experts and a shared expert.
+    return Qwen3NextForCausalLM(
+        Qwen3NextConfig(
+            **_llama_kwargs(),
+            head_dim=8,
+            linear_key_head_dim=8,
+            linear_value_head_dim=8,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_conv_kernel_dim=4,
+            num_experts=4,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            shared_expert_intermediate_size=32,
+            layer_types=["linear_attention", "full_attention"],
+        )
+    )
+
+
 def _bloom():
     from transformers import BloomConfig, BloomForCausalLM
 
@@ -346,6 +369,7 @@ ZOO = {
     "resnet": Case(_resnet, lambda: _image_batch(32, 5)),
     "whisper": Case(_whisper, _audio_batch),
     "qwen2_moe": Case(_qwen2_moe, _token_batch),
+    "qwen3_next": Case(_qwen3_next, _token_batch),
     "bloom": Case(_bloom, _token_batch),
     "deberta_v2": Case(_deberta_v2, _token_batch),
     "swin": Case(_swin, lambda: _image_batch(32, 5)),
