@@ -317,6 +317,34 @@ def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
     assert any("'aten::segment_reduce' has no native accel kernel" in m for m in warned), warned
 
 
+@host_only
+@WRAPPERS
+@pytest.mark.skipif(torch.accel.device_count() < 2, reason="needs two accel devices")
+def test_graph_on_second_device_trains_like_cpu(wrapper):
+    # The Python wrapper named buffers' device type only (the current device, accel:0): the
+    # extern mm's out= then met accel:1 inputs.
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(6, 5)
+    x = torch.randn(4, 6)
+
+    def loss(lin, x):
+        return ((x @ lin.weight.t()).relu() + lin.bias).sin().square().mean()
+
+    ref = loss(lin, x)
+    ref.backward()
+    ref_grads = [p.grad.clone() for p in lin.parameters()]
+    lin.zero_grad()
+    lin.to("accel:1")
+    out = torch.compile(loss)(lin, x.to("accel:1"))
+    out.backward()
+    assert out.device == torch.device("accel:1")
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+    for p, g in zip(lin.parameters(), ref_grads):
+        assert p.grad.device == torch.device("accel:1")
+        torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-5)
+    assert torch.accel.current_device() == 0
+
+
 def test_triton_path_generates_code():
     # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
     if torch_accel.driver() != "cuda":
