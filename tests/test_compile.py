@@ -345,6 +345,19 @@ def test_graph_on_second_device_trains_like_cpu(wrapper):
     assert torch.accel.current_device() == 0
 
 
+@host_only
+def test_fft_in_a_compiled_graph_matches_cpu():
+    # Inductor asserts an extern FFT's output strides against the meta function's (CPU's).
+    def f(x):
+        spectrum = torch.fft.rfft(x) * torch.fft.rfft(x.flip(1))
+        return torch.fft.irfft(spectrum, n=x.shape[1]) + torch.fft.fft(x, dim=0).abs()
+
+    x = torch.randn(4, 16)
+    out = torch.compile(f)(x.to("accel"))
+    torch.testing.assert_close(out.cpu(), f(x), rtol=1e-4, atol=1e-4)
+    assert torch_accel.fallback_counts() == {}
+
+
 def test_triton_path_generates_code():
     # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
     if torch_accel.driver() != "cuda":
