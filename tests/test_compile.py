@@ -358,6 +358,16 @@ def test_fft_in_a_compiled_graph_matches_cpu():
     assert torch_accel.fallback_counts() == {}
 
 
+@host_only
+@needs_cpp_wrapper
+def test_aot_inductor_is_refused_with_the_reason():
+    # Inductor's own error was an AssertionError about "mixed-device constants".
+    model = torch.nn.Linear(3, 2).to("accel")
+    program = torch.export.export(model, (torch.randn(2, 3, device="accel"),))
+    with pytest.raises(Exception, match="AOTInductor .* does not support accel"):
+        torch._inductor.aoti_compile_and_package(program)
+
+
 def test_triton_path_generates_code():
     # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
     if torch_accel.driver() != "cuda":
