@@ -359,6 +359,20 @@ def test_fft_in_a_compiled_graph_matches_cpu():
 
 
 @host_only
+def test_data_dependent_nonzero_in_a_compiled_graph_matches_cpu():
+    # The fake kernel predicts nonzero's column-major output (CPU's), which the graph asserts.
+    def f(x):
+        idx = torch.nonzero(x > 0)
+        return idx * 2 + 1, x[x > 0.5].sum()
+
+    x = torch.randn(4, 5)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        out = torch.compile(f, fullgraph=True)(x.to("accel"))
+    for got, want in zip(out, f(x)):
+        torch.testing.assert_close(got.cpu(), want)
+
+
+@host_only
 @needs_cpp_wrapper
 def test_aot_inductor_is_refused_with_the_reason():
     # Inductor's own error was an AssertionError about "mixed-device constants".

@@ -6,6 +6,7 @@
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/ne.h>
 #include <torch/library.h>
 
@@ -23,6 +24,18 @@ namespace accel {
 namespace {
 
 // ---- nonzero ------------------------------------------------------------------------------
+
+// The functional form's layout on CPU and CUDA, which the fake kernel predicts and compiled
+// code asserts: column-major, strides (1, count). The kernel writes rows.
+at::Tensor columnMajor(const at::Tensor& rows, const Output& out) {
+  if (out.isGiven()) return rows;
+  const std::vector<int64_t> strides{1, rows.size(0)};
+  if (rows.size(1) <= 1) {  // one column or none: the same memory either way
+    rows.unsafeGetTensorImpl()->set_sizes_and_strides(rows.sizes().vec(), strides);
+    return rows;
+  }
+  return at::empty_strided(rows.sizes(), strides, rows.options()).copy_(rows);
+}
 
 struct Nonzero {
   static bool native(const at::Tensor& self) {
@@ -57,12 +70,12 @@ struct Nonzero {
     at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
                                      Output::DTypeRule::Exact, /*contiguous=*/true);
     out.checkNoOverlap({self_});
-    if (count == 0 || self.dim() == 0) return out.finish(result);
+    if (count == 0 || self.dim() == 0) return out.finish(columnMajor(result, out));
     ACCEL_RT_CHECK(
         kernels::indexTable().nonzero(d, result.data_ptr<int64_t>(),
                                       static_cast<const char*>(workspace.data_ptr()), stream),
         device);
-    return out.finish(result);
+    return out.finish(columnMajor(result, out));
   }
 };
 
