@@ -404,6 +404,25 @@ def test_cat_and_stack():
     assert_native()
 
 
+def test_cat_keeps_the_inputs_memory_format():
+    # CPU's (and the meta function's) layout: the inputs' common memory format, else
+    # contiguous; a given out= of the right shape keeps its own.
+    cl = sample((2, 3, 4, 5), torch.float32).to(memory_format=torch.channels_last)
+    cl3d = sample((2, 3, 2, 4, 5), torch.float32).to(memory_format=torch.channels_last_3d)
+    plain = sample((2, 3, 4, 5), torch.float32, seed=1)
+    for parts in [[cl, cl], [cl, plain], [cl3d, cl3d], [cl, torch.empty(0)]]:
+        for dim in [0, 1, 3]:
+            want = torch.cat(parts, dim)
+            got = torch.cat([p.to("accel") for p in parts], dim)
+            torch.testing.assert_close(got.cpu(), want)
+            assert got.stride() == want.stride(), (dim, got.stride(), want.stride())
+    out = torch.empty(2, 3, 4, 10, device="accel")
+    torch.cat([cl.to("accel")] * 2, 3, out=out)
+    assert out.is_contiguous()
+    torch.testing.assert_close(out.cpu(), torch.cat([cl, cl], 3))
+    assert_native()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 def test_triu_tril(dtype):
     x = sample((3, 5, 6), dtype)

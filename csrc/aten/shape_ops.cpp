@@ -10,6 +10,8 @@
 #include <ATen/ops/ne.h>
 #include <torch/library.h>
 
+#include <optional>
+
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
 #include "aten/op_forms.h"
@@ -84,6 +86,20 @@ struct Nonzero {
 // ATen skips legacy empty tensors (1-D, size 0) whatever their shape.
 bool skipped(const at::Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
+// ATen's layout for a resized output: the inputs' common suggested memory format (legacy
+// empty ones included), else contiguous.
+c10::MemoryFormat catMemoryFormat(const std::vector<at::Tensor>& tensors) {
+  std::optional<c10::MemoryFormat> format;
+  for (const auto& t : tensors) {
+    const c10::MemoryFormat f = t.suggest_memory_format();
+    if (f == c10::MemoryFormat::Contiguous || (format && *format != f)) {
+      return c10::MemoryFormat::Contiguous;
+    }
+    format = f;
+  }
+  return format.value_or(c10::MemoryFormat::Contiguous);
+}
+
 at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tensor& out) {
   std::vector<at::Tensor> tensors(tensors_ref.begin(), tensors_ref.end());
   TORCH_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
@@ -123,7 +139,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
   shape[dim] = total;
   // CPU's order: resize (warning when a non-empty out= changes shape), then the overlap
   // checks, on the resized out= (an input it aliases may have grown with it).
-  at::native::resize_output(out, shape);
+  if (at::native::resize_output(out, shape)) {
+    out.unsafeGetTensorImpl()->empty_tensor_restride(catMemoryFormat(tensors));
+  }
   at::assert_no_internal_overlap(out);
   for (const auto& t : tensors) at::assert_no_overlap(out, t);
   int64_t offset = 0;
