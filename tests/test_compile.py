@@ -317,6 +317,71 @@ def test_op_without_lowering_or_kernel_falls_back_with_warning(wrapper, capfd):
     assert any("'aten::segment_reduce' has no native accel kernel" in m for m in warned), warned
 
 
+@host_only
+@WRAPPERS
+@pytest.mark.skipif(torch.accel.device_count() < 2, reason="needs two accel devices")
+def test_graph_on_second_device_trains_like_cpu(wrapper):
+    # The Python wrapper named buffers' device type only (the current device, accel:0): the
+    # extern mm's out= then met accel:1 inputs.
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(6, 5)
+    x = torch.randn(4, 6)
+
+    def loss(lin, x):
+        return ((x @ lin.weight.t()).relu() + lin.bias).sin().square().mean()
+
+    ref = loss(lin, x)
+    ref.backward()
+    ref_grads = [p.grad.clone() for p in lin.parameters()]
+    lin.zero_grad()
+    lin.to("accel:1")
+    out = torch.compile(loss)(lin, x.to("accel:1"))
+    out.backward()
+    assert out.device == torch.device("accel:1")
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+    for p, g in zip(lin.parameters(), ref_grads):
+        assert p.grad.device == torch.device("accel:1")
+        torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-5)
+    assert torch.accel.current_device() == 0
+
+
+@host_only
+def test_fft_in_a_compiled_graph_matches_cpu():
+    # Inductor asserts an extern FFT's output strides against the meta function's (CPU's).
+    def f(x):
+        spectrum = torch.fft.rfft(x) * torch.fft.rfft(x.flip(1))
+        return torch.fft.irfft(spectrum, n=x.shape[1]) + torch.fft.fft(x, dim=0).abs()
+
+    x = torch.randn(4, 16)
+    out = torch.compile(f)(x.to("accel"))
+    torch.testing.assert_close(out.cpu(), f(x), rtol=1e-4, atol=1e-4)
+    assert torch_accel.fallback_counts() == {}
+
+
+@host_only
+def test_data_dependent_nonzero_in_a_compiled_graph_matches_cpu():
+    # The fake kernel predicts nonzero's column-major output (CPU's), which the graph asserts.
+    def f(x):
+        idx = torch.nonzero(x > 0)
+        return idx * 2 + 1, x[x > 0.5].sum()
+
+    x = torch.randn(4, 5)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        out = torch.compile(f, fullgraph=True)(x.to("accel"))
+    for got, want in zip(out, f(x)):
+        torch.testing.assert_close(got.cpu(), want)
+
+
+@host_only
+@needs_cpp_wrapper
+def test_aot_inductor_is_refused_with_the_reason():
+    # Inductor's own error was an AssertionError about "mixed-device constants".
+    model = torch.nn.Linear(3, 2).to("accel")
+    program = torch.export.export(model, (torch.randn(2, 3, device="accel"),))
+    with pytest.raises(Exception, match="AOTInductor .* does not support accel"):
+        torch._inductor.aoti_compile_and_package(program)
+
+
 def test_triton_path_generates_code():
     # The CUDA driver's path: Triton kernels launched on accel's current CUDA stream.
     if torch_accel.driver() != "cuda":

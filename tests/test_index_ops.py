@@ -372,7 +372,10 @@ def test_nonzero(dtype):
             if dtype == torch.bool
             else (sample(shape, torch.float32) > 3).to(dtype)
         )
-        torch.testing.assert_close(dev(x).nonzero().cpu(), x.nonzero())
+        got, want = dev(x).nonzero(), x.nonzero()
+        torch.testing.assert_close(got.cpu(), want)
+        # CPU's column-major layout, which torch.compile's fake kernel predicts and asserts
+        assert got.stride() == want.stride(), (shape, got.stride(), want.stride())
     x = sample((4, 6), torch.bool)
     torch.testing.assert_close(noncontig(x).nonzero().cpu(), x.nonzero())
     big = sample((3000,), torch.float32) > 0
@@ -398,6 +401,25 @@ def test_cat_and_stack():
     out = torch.empty(0, dtype=torch.float64, device="accel")
     torch.cat([dev(p) for p in parts[:2]], 1, out=out)
     torch.testing.assert_close(out.cpu(), torch.cat(parts[:2], 1).double())
+    assert_native()
+
+
+def test_cat_keeps_the_inputs_memory_format():
+    # CPU's (and the meta function's) layout: the inputs' common memory format, else
+    # contiguous; a given out= of the right shape keeps its own.
+    cl = sample((2, 3, 4, 5), torch.float32).to(memory_format=torch.channels_last)
+    cl3d = sample((2, 3, 2, 4, 5), torch.float32).to(memory_format=torch.channels_last_3d)
+    plain = sample((2, 3, 4, 5), torch.float32, seed=1)
+    for parts in [[cl, cl], [cl, plain], [cl3d, cl3d], [cl, torch.empty(0)]]:
+        for dim in [0, 1, 3]:
+            want = torch.cat(parts, dim)
+            got = torch.cat([p.to("accel") for p in parts], dim)
+            torch.testing.assert_close(got.cpu(), want)
+            assert got.stride() == want.stride(), (dim, got.stride(), want.stride())
+    out = torch.empty(2, 3, 4, 10, device="accel")
+    torch.cat([cl.to("accel")] * 2, 3, out=out)
+    assert out.is_contiguous()
+    torch.testing.assert_close(out.cpu(), torch.cat([cl, cl], 3))
     assert_native()
 
 

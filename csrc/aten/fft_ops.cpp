@@ -5,6 +5,7 @@
 // one r x r DFT-matrix product (a GEMM) per pass. Any other length runs Bluestein's chirp-z
 // algorithm as a convolution through power-of-two transforms. Transforms, twiddles and chirps
 // are computed in double. float and double (complex64 and complex128), as CPU.
+#include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/arange.h>
@@ -12,11 +13,13 @@
 #include <ATen/ops/complex.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/conj_physical.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/real.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -143,6 +146,42 @@ double signalSize(const Tensor& x, const std::vector<int64_t>& dims) {
   return n;
 }
 
+// The layout CPU gives a transform's output, which the meta functions predict for accel too
+// (_exec_fft in torch/_meta_registrations.py) and compiled code asserts: the other dims
+// outermost, ordered by `inputStrides` (largest first, ties in order), then `dims` in order.
+std::vector<int64_t> fftStrides(at::IntArrayRef inputStrides, at::IntArrayRef outSizes,
+                                const std::vector<int64_t>& dims) {
+  std::vector<int64_t> batch;
+  for (int64_t d = 0; d < static_cast<int64_t>(outSizes.size()); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) batch.push_back(d);
+  std::stable_sort(batch.begin(), batch.end(),
+                   [&](int64_t a, int64_t b) { return inputStrides[a] > inputStrides[b]; });
+  std::vector<int64_t> strides(outSizes.size());
+  int64_t next = 1;
+  for (auto d = dims.rbegin(); d != dims.rend(); ++d) {
+    strides[*d] = next;
+    next *= std::max<int64_t>(outSizes[*d], 1);
+  }
+  for (auto d = batch.rbegin(); d != batch.rend(); ++d) {
+    strides[*d] = next;
+    next *= outSizes[*d];
+  }
+  return strides;
+}
+
+// `dims` (but the last where excludeLast) by the input's strides, largest first (_sort_dims).
+std::vector<int64_t> byStride(at::IntArrayRef strides, std::vector<int64_t> dims,
+                              bool excludeLast) {
+  std::stable_sort(dims.begin(), dims.end() - (excludeLast && !dims.empty() ? 1 : 0),
+                   [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  return dims;
+}
+
+Tensor withStrides(const Tensor& x, const std::vector<int64_t>& strides) {
+  if (x.strides() == at::IntArrayRef(strides)) return x;
+  return at::empty_strided(x.sizes(), strides, x.options()).copy_(x);
+}
+
 bool complexNative(const Tensor& x) {
   return x.scalar_type() == at::kComplexFloat || x.scalar_type() == at::kComplexDouble;
 }
@@ -155,8 +194,12 @@ struct FftC2C {
   static Tensor compute(const Tensor& self, c10::SymIntArrayRef dim, int64_t normalization,
                         bool forward, const Output& out) {
     const std::vector<int64_t> dims = wrapped(C10_AS_INTARRAYREF_SLOW(dim), self.dim());
+    if (dims.empty()) return into(out, self.clone());
     const Tensor result = dftAlong(self, dims, forward);
-    return into(out, normalized(result, normalization, signalSize(self, dims)));
+    const std::vector<int64_t> strides =
+        fftStrides(self.strides(), self.sizes(), byStride(self.strides(), dims, false));
+    return into(out,
+                withStrides(normalized(result, normalization, signalSize(self, dims)), strides));
   }
 };
 
@@ -173,7 +216,11 @@ struct FftR2C {
       const int64_t last = dims.back();
       result = result.narrow(last, 0, self.size(last) / 2 + 1);
     }
-    return into(out, normalized(result, normalization, signalSize(self, dims)));
+    result = normalized(result, normalization, signalSize(self, dims));
+    // Without MKL, CPU and the meta function give a contiguous output.
+    if (!at::hasMKL()) return into(out, result.contiguous());
+    const std::vector<int64_t> order = byStride(self.strides(), dims, true);
+    return into(out, withStrides(result, fftStrides(self.strides(), result.sizes(), order)));
   }
 };
 
@@ -202,7 +249,15 @@ struct FftC2R {
     double size = static_cast<double>(n);
     for (auto it = dims.begin(); it != dims.end() - 1; ++it)
       size *= static_cast<double>(shape[*it]);
-    return into(out, normalized(result, normalization, size).contiguous());
+    result = normalized(result, normalization, size);
+    if (!at::hasMKL()) return into(out, result.contiguous());
+    // CPU's last step transforms the other dims' output, laid out as _fft_c2c's.
+    const std::vector<int64_t> others(dims.begin(), dims.end() - 1);
+    const std::vector<int64_t> inner =
+        others.empty()
+            ? self.strides().vec()
+            : fftStrides(self.strides(), self.sizes(), byStride(self.strides(), others, false));
+    return into(out, withStrides(result, fftStrides(inner, shape, {last})));
   }
 };
 

@@ -6,8 +6,11 @@
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/ne.h>
 #include <torch/library.h>
+
+#include <optional>
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
@@ -23,6 +26,18 @@ namespace accel {
 namespace {
 
 // ---- nonzero ------------------------------------------------------------------------------
+
+// The functional form's layout on CPU and CUDA, which the fake kernel predicts and compiled
+// code asserts: column-major, strides (1, count). The kernel writes rows.
+at::Tensor columnMajor(const at::Tensor& rows, const Output& out) {
+  if (out.isGiven()) return rows;
+  const std::vector<int64_t> strides{1, rows.size(0)};
+  if (rows.size(1) <= 1) {  // one column or none: the same memory either way
+    rows.unsafeGetTensorImpl()->set_sizes_and_strides(rows.sizes().vec(), strides);
+    return rows;
+  }
+  return at::empty_strided(rows.sizes(), strides, rows.options()).copy_(rows);
+}
 
 struct Nonzero {
   static bool native(const at::Tensor& self) {
@@ -57,12 +72,12 @@ struct Nonzero {
     at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
                                      Output::DTypeRule::Exact, /*contiguous=*/true);
     out.checkNoOverlap({self_});
-    if (count == 0 || self.dim() == 0) return out.finish(result);
+    if (count == 0 || self.dim() == 0) return out.finish(columnMajor(result, out));
     ACCEL_RT_CHECK(
         kernels::indexTable().nonzero(d, result.data_ptr<int64_t>(),
                                       static_cast<const char*>(workspace.data_ptr()), stream),
         device);
-    return out.finish(result);
+    return out.finish(columnMajor(result, out));
   }
 };
 
@@ -70,6 +85,20 @@ struct Nonzero {
 
 // ATen skips legacy empty tensors (1-D, size 0) whatever their shape.
 bool skipped(const at::Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+
+// ATen's layout for a resized output: the inputs' common suggested memory format (legacy
+// empty ones included), else contiguous.
+c10::MemoryFormat catMemoryFormat(const std::vector<at::Tensor>& tensors) {
+  std::optional<c10::MemoryFormat> format;
+  for (const auto& t : tensors) {
+    const c10::MemoryFormat f = t.suggest_memory_format();
+    if (f == c10::MemoryFormat::Contiguous || (format && *format != f)) {
+      return c10::MemoryFormat::Contiguous;
+    }
+    format = f;
+  }
+  return format.value_or(c10::MemoryFormat::Contiguous);
+}
 
 at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tensor& out) {
   std::vector<at::Tensor> tensors(tensors_ref.begin(), tensors_ref.end());
@@ -110,7 +139,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors_ref, int64_t dim, at::Tens
   shape[dim] = total;
   // CPU's order: resize (warning when a non-empty out= changes shape), then the overlap
   // checks, on the resized out= (an input it aliases may have grown with it).
-  at::native::resize_output(out, shape);
+  if (at::native::resize_output(out, shape)) {
+    out.unsafeGetTensorImpl()->empty_tensor_restride(catMemoryFormat(tensors));
+  }
   at::assert_no_internal_overlap(out);
   for (const auto& t : tensors) at::assert_no_overlap(out, t);
   int64_t offset = 0;

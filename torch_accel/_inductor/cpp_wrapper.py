@@ -46,6 +46,13 @@ class AccelCppWrapperCodegen(CppWrapperCpu):
 
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        if V.graph.aot_mode:
+            # AOTInductor's runtime loads models through per-device runners (cpu, cuda, ...)
+            # and runs them without Python, which KernelScope's entry points come through.
+            raise NotImplementedError(
+                "torch_accel: AOTInductor (aoti_compile_and_package) does not support accel; "
+                "use torch.compile, or run the exported program (ExportedProgram.module())"
+            )
         # Like CppWrapperCpu, subgraphs are inlined into the one wrapper.
         return AccelCppWrapperCodegen()
 

@@ -34,6 +34,14 @@ class _HostKernelCalls:
         index = device.index if device.index is not None else 0
         self.writeline(f"_accel_call_kernel({index}, {kernel_name}, {', '.join(call_args)})")
 
+    def make_allocation(self, name, device, dtype, shape, stride, *args, **kwargs):
+        # Inductor's line names the device type only, i.e. the current device, and relies on a
+        # device guard that it emits for GPUs alone: a graph on accel:1 would allocate on accel:0.
+        line = super().make_allocation(name, device, dtype, shape, stride, *args, **kwargs)
+        if device.type != "accel" or device.index is None:
+            return line
+        return line.replace("device='accel'", f"device='{device}'")
+
 
 class AccelSubgraphWrapperCodegen(_HostKernelCalls, SubgraphPythonWrapperCodegen):
     pass
