@@ -4,16 +4,15 @@
 // caps it as it caps ATen's. All compile the same source; the build turns off the contraction
 // of a * b + c into fma (CMakeLists.txt) and lane sums keep a fixed number of partial sums, so
 // every width gives the same numbers.
-//   ACCEL_HOST_LANES         defined where the wider variants exist (GCC or Clang on x86-64)
-//   inWidestLanes(f)         calls f() compiled for the widest lanes this CPU runs; every call
-//                            inside f is inlined (flatten), so the whole loop gets those lanes
+//   inWidestLanes(f)   calls f() compiled for the widest lanes this CPU runs (the wider
+//                      variants exist with GCC or Clang on x86-64); every call inside f is
+//                      inlined (flatten), so the whole loop gets those lanes
 #pragma once
 
 #include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ACCEL_HOST_LANES 1
 #define ACCEL_TARGET_AVX2 __attribute__((target("avx2,fma"), flatten))
 // GCC vectorizes for 256-bit registers even on AVX-512 unless told to prefer 512; Clang's
 // spelling of the same is min_vector_width.
