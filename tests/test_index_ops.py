@@ -941,3 +941,26 @@ def test_index_add_of_complex(dtype):
     got = torch.index_add(dev(x), 1, dev(torch.tensor([3, 0])), dev(src[:5, :2]).conj())
     torch.testing.assert_close(got.cpu(), want)
     assert_native()
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        torch.zeros(0, 3),
+        torch.zeros(2, 3),
+        torch.tensor(3.0),
+        torch.tensor(0.0),
+        torch.ones(5),
+        torch.arange(60.0).reshape(3, 4, 5) % 3 > 0,
+        (torch.arange(16.0).reshape(4, 4) % 3 > 0).t(),
+    ],
+    ids=["empty", "none_set", "scalar", "scalar_zero", "all_set", "3d", "transposed"],
+)
+def test_nonzero_layout_matches_cpu(mask):
+    """The functional form is column-major (strides (1, count)) as CPU's; out= keeps rows."""
+    got, want = torch.nonzero(mask.to("accel")), torch.nonzero(mask)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert torch.equal(got.cpu(), want)
+    out = torch.empty(0, dtype=torch.long, device="accel")
+    torch.nonzero(mask.to("accel"), out=out)
+    assert out.is_contiguous() and torch.equal(out.cpu(), want)

@@ -6,6 +6,7 @@
 // floating dtype, as CUDA has them (CPU lacks half and bfloat16 gamma and binomial). Every launch
 // takes the generator's (seed, offset) under its lock and reserves the counters it uses, so seeded
 // runs repeat, and host and CUDA (one kernel source) draw the same numbers.
+#include <ATen/Dispatch.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/DistributionTemplates.h>
 #include <ATen/native/Resize.h>
@@ -94,6 +95,15 @@ void launch(kernels::RandomDesc d, const at::Tensor& self,
   int device = self.device().index();
   c10::DeviceGuard guard(self.device());
   ACCEL_RT_CHECK(kernels::randomTable().fill(d, currentRuntimeStream(device)), device);
+}
+
+// A std::numeric_limits value (`limit` of a value of the type) of a floating dtype, as double.
+template <class Limit>
+double floatingLimit(c10::ScalarType t, Limit limit) {
+  double v = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t, "floatingLimit",
+                                  [&] { v = static_cast<double>(limit(scalar_t{})); });
+  return v;
 }
 
 bool floating(const at::Tensor& t) {
@@ -218,10 +228,8 @@ struct Exponential {
   }
   static at::Tensor& compute(at::Tensor& self, double lambda, std::optional<at::Generator> gen) {
     TORCH_CHECK(lambda > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambda);
-    double eps = std::numeric_limits<float>::epsilon();
-    if (self.scalar_type() == at::kDouble) eps = std::numeric_limits<double>::epsilon();
-    if (self.scalar_type() == at::kHalf) eps = std::numeric_limits<c10::Half>::epsilon();
-    if (self.scalar_type() == at::kBFloat16) eps = std::numeric_limits<c10::BFloat16>::epsilon();
+    const double eps = floatingLimit(
+        self.scalar_type(), [](auto x) { return std::numeric_limits<decltype(x)>::epsilon(); });
     kernels::RandomDesc d;
     d.elems = orderedDesc({self});
     d.kind = RandomKind::Exponential;
@@ -378,12 +386,8 @@ at::Tensor drawByRejection(RandomKind kind, const char* name, const at::Tensor& 
     d.elems = orderedDesc({out, params});
   }
   // The smallest normal number of the output's dtype: gamma draws never go below it.
-  switch (params.scalar_type()) {
-    case at::kDouble: d.b = std::numeric_limits<double>::min(); break;
-    case at::kHalf: d.b = static_cast<float>(std::numeric_limits<c10::Half>::min()); break;
-    case at::kBFloat16: d.b = static_cast<float>(std::numeric_limits<c10::BFloat16>::min()); break;
-    default: d.b = std::numeric_limits<float>::min();
-  }
+  d.b = floatingLimit(params.scalar_type(),
+                      [](auto x) { return std::numeric_limits<decltype(x)>::min(); });
   launch(d, out, gen);
   return out;
 }

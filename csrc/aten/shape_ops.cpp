@@ -27,18 +27,6 @@ namespace {
 
 // ---- nonzero ------------------------------------------------------------------------------
 
-// The functional form's layout on CPU and CUDA, which the fake kernel predicts and compiled
-// code asserts: column-major, strides (1, count). The kernel writes rows.
-at::Tensor columnMajor(const at::Tensor& rows, const Output& out) {
-  if (out.isGiven()) return rows;
-  const std::vector<int64_t> strides{1, rows.size(0)};
-  if (rows.size(1) <= 1) {  // one column or none: the same memory either way
-    rows.unsafeGetTensorImpl()->set_sizes_and_strides(rows.sizes().vec(), strides);
-    return rows;
-  }
-  return at::empty_strided(rows.sizes(), strides, rows.options()).copy_(rows);
-}
-
 struct Nonzero {
   static bool native(const at::Tensor& self) {
     return kernelSupports(self.scalar_type()) || kernelSupportsComplex(self.scalar_type());
@@ -69,15 +57,20 @@ struct Nonzero {
           device);
       count = dev_count.cpu().item<int64_t>();
     }
-    at::Tensor result = out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
-                                     Output::DTypeRule::Exact, /*contiguous=*/true);
+    // The functional form is column-major, strides (1, count), as on CPU and CUDA (the fake
+    // kernel predicts it and compiled code asserts it); out= keeps the given tensor's rows.
+    at::Tensor result =
+        out.isGiven()
+            ? out.allocate({count, self.dim()}, self.options().dtype(at::kLong),
+                           Output::DTypeRule::Exact, /*contiguous=*/true)
+            : at::empty_strided({count, self.dim()}, {1, count}, self.options().dtype(at::kLong));
     out.checkNoOverlap({self_});
-    if (count == 0 || self.dim() == 0) return out.finish(columnMajor(result, out));
-    ACCEL_RT_CHECK(
-        kernels::indexTable().nonzero(d, result.data_ptr<int64_t>(),
-                                      static_cast<const char*>(workspace.data_ptr()), stream),
-        device);
-    return out.finish(columnMajor(result, out));
+    if (count == 0 || self.dim() == 0) return out.finish(result);
+    ACCEL_RT_CHECK(kernels::indexTable().nonzero(
+                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1),
+                       static_cast<const char*>(workspace.data_ptr()), stream),
+                   device);
+    return out.finish(result);
   }
 };
 

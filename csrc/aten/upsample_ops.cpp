@@ -52,6 +52,8 @@ void checkSizes(const char* op, at::IntArrayRef output_size, int64_t dims, size_
 // unless the mode is nearest, the tap's weight (in the opmath dtype).
 enum class Mode { Nearest, NearestExact, Linear, Cubic, LinearAA, CubicAA };
 
+bool antialiased(Mode m) { return m == Mode::LinearAA || m == Mode::CubicAA; }
+
 struct Taps {
   std::vector<Tensor> index, weight;
 };
@@ -133,8 +135,7 @@ Taps tapsAlong(Mode mode, int64_t in, int64_t out, bool align_corners, std::opti
                const Tensor& like, at::ScalarType type) {
   if (mode == Mode::Nearest || mode == Mode::NearestExact)
     return {{nearestIndex(mode, in, out, scale, like)}, {}};
-  if (mode == Mode::LinearAA || mode == Mode::CubicAA)
-    return antialiasedTaps(mode, in, out, align_corners, scale, like, type);
+  if (antialiased(mode)) return antialiasedTaps(mode, in, out, align_corners, scale, like, type);
   const double s = scaleAlong(in, out, align_corners, scale, type);
   const Tensor dst = at::arange(out, like.options().dtype(type));
   // area_pixel_compute_source_index: linear clamps a negative source to 0, cubic does not.
@@ -165,7 +166,7 @@ Tensor separableForward(const char* op, Mode mode, const Tensor& self, at::IntAr
   checkSizes(op, output_size, self.dim(), scales.size());
   const auto type = at::toOpMathType(self.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
-  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
+  const bool aa = antialiased(mode);
   c10::DimVector shape{self.size(0), self.size(1)};
   shape.append(output_size.begin(), output_size.end());
   Tensor y = nearest ? self : self.to(type);
@@ -207,7 +208,7 @@ Tensor separableBackward(const char* op, Mode mode, const Tensor& grad_output,
   const auto type = at::toOpMathType(grad_output.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   Tensor grad = grad_output.to(type);
-  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
+  const bool aa = antialiased(mode);
   for (size_t i = n; i-- > 0;) {
     const int64_t d = 2 + i;
     if (aa && input_size[d] == output_size[i]) continue;
@@ -236,7 +237,7 @@ std::string opName(Mode mode, size_t n, bool backward) {
                      : n == 1                     ? "upsample_linear"
                      : n == 2                     ? "upsample_bilinear"
                                                   : "upsample_trilinear";
-  const bool aa = mode == Mode::LinearAA || mode == Mode::CubicAA;
+  const bool aa = antialiased(mode);
   return name + std::to_string(n) + "d" + (aa ? "_aa" : "") + (backward ? "_backward" : "");
 }
 

@@ -154,8 +154,11 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   ASSERT_EQ(host::indexTable().nonzero_count(m, count, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(count, 1)[0], 3);
   int64_t* coords = upload<int64_t>(std::vector<int64_t>(6, -1));
-  ASSERT_EQ(host::indexTable().nonzero(m, coords, offsets, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, 2, 1, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
+  // column-major, as the functional nonzero: the rows' indices, then the columns'
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, 1, 3, offsets, stream_), rt::Error::Success);
+  EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 1, 0, 1}));
 }
 
 // A strided mask over many chunks and carry levels (DeepPlanExecutor): the count, the bounds
@@ -192,7 +195,7 @@ TEST_F(IndexKernelTest, CompactionsOverManyCarryLevels) {
   ASSERT_EQ(launchNonzeroCount<DeepPlanExecutor>(d, count, workspace, stream_), rt::Error::Success);
   ASSERT_EQ(read(count, 1)[0], int64_t(coords.size() / 2));
   int64_t* out = upload<int64_t>(std::vector<int64_t>(coords.size(), -1));
-  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, out, workspace, stream_), rt::Error::Success);
+  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, out, 2, 1, workspace, stream_), rt::Error::Success);
   EXPECT_EQ(read(out, coords.size()), coords);
 }
 
