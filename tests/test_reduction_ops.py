@@ -662,6 +662,8 @@ def test_split_reductions_match_cpu(shape, dim):
         ((16, 70), 0),  # one chunk of rows: a single pass writes the outputs
         ((1000, 100), 0),  # 63 chunks, the last partial; 100 columns: two host lanes groups
         ((70000, 20), 0),  # thousands of chunks per output
+        ((1000, 300), 0),  # 5 host lanes groups: each merges its 63 chunks in its own task
+        ((20000, 256), 0),  # 1250 chunks: two merge levels inside each host task
         ((4, 300, 70), 1),  # kept rows above the reduced dim
         ((3, 50, 7, 40), (0, 1, 2)),  # several reduced dims, stepped and recomputed
         ((257, 16), 0),  # the shortest run the column path takes

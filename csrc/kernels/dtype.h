@@ -130,6 +130,21 @@ ACCEL_HD inline To castTo(From v) {
   }
 }
 
+// The DType whose C++ type is T, where there is one (known).
+template <class T>
+struct DTypeOf {
+  static constexpr bool known = false;
+};
+#define ACCEL_CASE(NAME, TYPE, VALUE)           \
+  template <>                                   \
+  struct DTypeOf<TYPE> {                        \
+    static constexpr bool known = true;         \
+    static constexpr DType value = DType::NAME; \
+  };
+ACCEL_FORALL_DTYPES(ACCEL_CASE)
+ACCEL_FORALL_COMPLEX_DTYPES(ACCEL_CASE)
+#undef ACCEL_CASE
+
 // Loads an element stored as `t` and casts it to T (the per-element switch of operands whose
 // dtype is only known at run time). Complex storage is only expected when T is complex (the
 // families that take complex dtypes compute in complex), so real kernels keep a short switch.
@@ -153,7 +168,7 @@ ACCEL_HD inline T loadAs(const char* p, DType t) {
 
 // Casts v to the dtype `t` and stores it at p (complex storage only from a complex v).
 template <class T>
-ACCEL_HD inline void storeAs(char* p, DType t, T v) {
+ACCEL_HD void storeAsCast(char* p, DType t, T v) {
 #define ACCEL_CASE(NAME, TYPE, VALUE) \
   case DType::NAME: *reinterpret_cast<TYPE*>(p) = castTo<TYPE>(v); return;
   switch (t) {
@@ -167,6 +182,19 @@ ACCEL_HD inline void storeAs(char* p, DType t, T v) {
     }
   }
 #undef ACCEL_CASE
+}
+
+// storeAsCast with the common case, storage of v's own type, small enough to inline: the
+// switch above is not, and cost as much as a column sum's adds.
+template <class T>
+ACCEL_HD inline void storeAs(char* p, DType t, T v) {
+  if constexpr (DTypeOf<T>::known) {
+    if (t == DTypeOf<T>::value) {
+      *reinterpret_cast<T*>(p) = v;
+      return;
+    }
+  }
+  storeAsCast(p, t, v);
 }
 
 }  // namespace accel::kernels

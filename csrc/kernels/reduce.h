@@ -460,6 +460,7 @@ inline bool takesColumnPath(const ReduceDesc& d, int64_t elem) {
 // and writes them (one chunk) or their partials (partial[chunk * out_numel + output]).
 template <class In, class R, int Lanes>
 struct ColumnChunkOp {
+  using A = typename R::acc_t;
   ReduceDesc d;
   R r;
   ColumnPlan p;
@@ -469,19 +470,18 @@ struct ColumnChunkOp {
     const int64_t run = d.out_sizes[0];
     return (p.rows < d.red_numel ? p.rows : d.red_numel) * (run < Lanes ? run : Lanes);
   }
-  ACCEL_HD bool operator()(int64_t t) const {
-    using A = typename R::acc_t;
+  // The first output of group g, and how many adjacent outputs (lanes) it has.
+  ACCEL_HD int64_t firstOutput(int64_t g, int& lanes) const {
     const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;
-    const int64_t g = t % p.groups, c = t / p.groups;
     const int64_t first = (g % per_row) * Lanes;
-    const int64_t o = (g / per_row) * run + first;
-    const int lanes = run - first < Lanes ? static_cast<int>(run - first) : Lanes;
-    int64_t base, off[2];
-    outOffsets(d, o, base, off);
+    lanes = run - first < Lanes ? static_cast<int>(run - first) : Lanes;
+    return (g / per_row) * run + first;
+  }
+  // acc[0, lanes) = chunk c of the outputs o, o + 1, ..., whose input base offset is `base`.
+  ACCEL_HD void reduceChunk(int64_t base, int lanes, int64_t c, A (&acc)[Lanes]) const {
     const int64_t begin = c * p.rows;
     const int64_t end = begin + p.rows < d.red_numel ? begin + p.rows : d.red_numel;
     const int64_t inner = d.red_sizes[0], step = d.in_red_strides[0];
-    A acc[Lanes];
     for (int l = 0; l < lanes; ++l) acc[l] = r.identity();
     for (int64_t j = begin; j < end;) {
       // A run along the innermost reduced dim, stepped rather than recomputed.
@@ -491,14 +491,28 @@ struct ColumnChunkOp {
            ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
         for (int l = 0; l < lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
     }
+  }
+  // Stores the results of outputs o .. o + lanes, at byte offsets off in the outputs.
+  ACCEL_HD void write(const A (&acc)[Lanes], int lanes, const int64_t (&off)[2]) const {
     for (int l = 0; l < lanes; ++l) {
-      if (p.chunks == 1) {
-        const int64_t lane_off[2] = {off[0] + l * d.out_strides[0][0],
-                                     off[1] + l * d.out_strides[1][0]};
-        r.write(acc[l], d, lane_off);
-      } else {
+      const int64_t lane_off[2] = {off[0] + l * d.out_strides[0][0],
+                                   off[1] + l * d.out_strides[1][0]};
+      r.write(acc[l], d, lane_off);
+    }
+  }
+  ACCEL_HD bool operator()(int64_t t) const {
+    const int64_t g = t % p.groups, c = t / p.groups;
+    int lanes;
+    const int64_t o = firstOutput(g, lanes);
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    A acc[Lanes];
+    reduceChunk(base, lanes, c, acc);
+    if (p.chunks == 1) {
+      write(acc, lanes, off);
+    } else {
+      for (int l = 0; l < lanes; ++l)
         reinterpret_cast<A*>(d.workspace)[c * d.out_numel + o + l] = acc[l];
-      }
     }
     return true;
   }
@@ -543,6 +557,85 @@ rt::Error mergeColumnPartials(const R& r, const Sink& sink, typename R::acc_t* s
   }
 }
 
+// mergeColumnPartials' merges for Lanes adjacent outputs at once, fed each output's chunk
+// partials in chunk order: runs of kColumnFanIn at each pass, each merged pairwise (Pairwise's
+// binary counter, the same for every lane), the last run of a pass cut short, as the passes do;
+// so the results are theirs bit for bit. Lets a driver with few parallel units (the host) run
+// a group's chunks and all its merges in one task, with no scratch and no pass per level.
+template <class R, int Lanes>
+struct LaneMerger {
+  using A = typename R::acc_t;
+  static constexpr int kLevels = 5;     // a run's counter: at most kColumnFanIn = 2^4 partials
+  static constexpr int kMaxPasses = 6;  // up to 16^6 chunks: more take the passes
+  static_assert(kColumnFanIn == 16, "kLevels holds a run of kColumnFanIn partials");
+  A level[kMaxPasses][kLevels][Lanes];
+  int64_t count[kMaxPasses] = {};
+  int last = 0;  // the pass whose single run gives the result
+
+  // The merge passes `chunks` partials take (the last of them), or -1 beyond kMaxPasses.
+  ACCEL_HD static int lastPass(int64_t chunks) {
+    int pass = 0;
+    for (int64_t n = chunks; n > kColumnFanIn; n = columnRuns(n)) ++pass;
+    return pass < kMaxPasses ? pass : -1;
+  }
+  ACCEL_HD explicit LaneMerger(int64_t chunks) : last(lastPass(chunks)) {}
+
+  ACCEL_HD void push(const R& r, int pass, A (&part)[Lanes]) {
+    int k = 0;
+    for (int64_t c = count[pass]; c & 1; c >>= 1, ++k)
+      for (int l = 0; l < Lanes; ++l) part[l] = r.combine(level[pass][k][l], part[l]);
+    for (int l = 0; l < Lanes; ++l) level[pass][k][l] = part[l];
+    if (++count[pass] == kColumnFanIn && pass < last) flush(r, pass);
+  }
+  // The merge of pass `pass`'s current run (Pairwise::result), into out.
+  ACCEL_HD void runResult(const R& r, int pass, A (&out)[Lanes]) const {
+    for (int l = 0; l < Lanes; ++l) out[l] = r.identity();
+    for (int k = kLevels - 1; k >= 0; --k)
+      if ((count[pass] >> k) & 1)
+        for (int l = 0; l < Lanes; ++l) out[l] = r.combine(out[l], level[pass][k][l]);
+  }
+  ACCEL_HD void flush(const R& r, int pass) {
+    A run[Lanes];
+    runResult(r, pass, run);
+    count[pass] = 0;
+    push(r, pass + 1, run);
+  }
+  // After the last partial: the results.
+  ACCEL_HD void finish(const R& r, A (&out)[Lanes]) {
+    for (int pass = 0; pass < last; ++pass)
+      if (count[pass] > 0) flush(r, pass);
+    runResult(r, last, out);
+  }
+};
+
+// A group's every chunk and their merges, in one task (index: the group); launchColumnReduce's
+// schedule on an executor with kColumnMergeInTask.
+template <class In, class R, int Lanes>
+struct ColumnGroupOp {
+  using A = typename R::acc_t;
+  ColumnChunkOp<In, R, Lanes> chunk;
+  int64_t elementsPerIndex() const {
+    const int64_t run = chunk.d.out_sizes[0];
+    return chunk.d.red_numel * (run < Lanes ? run : Lanes);
+  }
+  ACCEL_HD bool operator()(int64_t g) const {
+    int lanes;
+    const int64_t o = chunk.firstOutput(g, lanes);
+    int64_t base, off[2];
+    outOffsets(chunk.d, o, base, off);
+    LaneMerger<R, Lanes> merger(chunk.p.chunks);
+    A acc[Lanes];
+    for (int64_t c = 0; c < chunk.p.chunks; ++c) {
+      chunk.reduceChunk(base, lanes, c, acc);
+      for (int l = lanes; l < Lanes; ++l) acc[l] = chunk.r.identity();
+      merger.push(chunk.r, 0, acc);
+    }
+    merger.finish(chunk.r, acc);
+    chunk.write(acc, lanes, off);
+    return true;
+  }
+};
+
 // Stores output o of a reduction.
 template <class R>
 struct ReduceSink {
@@ -561,7 +654,12 @@ template <class Exec, class In, class R>
 rt::Error launchColumnReduce(const ReduceDesc& d, const R& r, rt::Stream stream) {
   constexpr int kLanes = Exec::kColumnLanes;
   const ColumnPlan p = planColumns(d.out_numel, d.out_sizes[0], d.red_numel, kLanes);
-  if (rt::Error e = Exec::forEach(p.workers, false, ColumnChunkOp<In, R, kLanes>{d, r, p}, stream);
+  const ColumnChunkOp<In, R, kLanes> chunk{d, r, p};
+  if constexpr (Exec::kColumnMergeInTask) {
+    if (Exec::mergeInTask(p.chunks, p.groups) && LaneMerger<R, kLanes>::lastPass(p.chunks) >= 0)
+      return Exec::forEach(p.groups, false, ColumnGroupOp<In, R, kLanes>{chunk}, stream);
+  }
+  if (rt::Error e = Exec::forEach(p.workers, false, chunk, stream);
       e != rt::Error::Success || p.chunks == 1)
     return e;
   return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r},

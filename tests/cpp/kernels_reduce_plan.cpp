@@ -3,6 +3,12 @@
 // CUDA's chunk floor).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
 #include "kernels/cuda/geometry.h"
 #include "kernels/reduce.h"
 
@@ -98,6 +104,57 @@ TEST(ColumnPlan, OnlyDenseRunsOfOutputsTakeIt) {
   d.in_out_strides[0] = 4;
   d.out_sizes[0] = d.out_numel = kColumnMinRun - 1;  // too few adjacent outputs for a warp
   EXPECT_FALSE(isColumnReduce(d, 4));
+}
+
+// mergeColumnPartials' passes, on the host's vectors: runs of kColumnFanIn partials, each merged
+// by a Pairwise, until one run is left.
+template <class R>
+typename R::acc_t mergeInPasses(const R& r, std::vector<typename R::acc_t> parts) {
+  for (;;) {
+    std::vector<typename R::acc_t> next;
+    for (size_t k = 0; k < parts.size(); k += kColumnFanIn) {
+      Pairwise<R> run;
+      for (size_t c = k; c < parts.size() && c < k + kColumnFanIn; ++c) run.push(r, parts[c]);
+      next.push_back(run.result(r));
+    }
+    if (parts.size() <= size_t(kColumnFanIn)) return next[0];
+    parts = std::move(next);
+  }
+}
+
+// The host merges a group's partials in its task (LaneMerger): the same bits as the passes the
+// CUDA build runs, for counts around every run and pass boundary. The partials span 12 orders
+// of magnitude, so a different association would change the float sum.
+TEST(ColumnMerge, InTaskMergeEqualsThePassesBitForBit) {
+  using R = SumReducer<float, float>;
+  const R r{1.0f};
+  constexpr int kLanes = 4;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> mantissa(-1, 1);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  for (int64_t chunks : {2, 3, 15, 16, 17, 31, 32, 33, 255, 256, 257, 4095, 4096, 4097, 70001}) {
+    std::vector<float> parts[kLanes];
+    for (auto& lane : parts)
+      for (int64_t c = 0; c < chunks; ++c) lane.push_back(std::ldexp(mantissa(gen), exponent(gen)));
+    auto merger = std::make_unique<LaneMerger<R, kLanes>>(chunks);
+    ASSERT_GE(merger->last, 0);
+    for (int64_t c = 0; c < chunks; ++c) {
+      float acc[kLanes];
+      for (int l = 0; l < kLanes; ++l) acc[l] = parts[l][c];
+      merger->push(r, 0, acc);
+    }
+    float out[kLanes];
+    merger->finish(r, out);
+    for (int l = 0; l < kLanes; ++l) {
+      const float want = mergeInPasses(r, parts[l]);
+      EXPECT_EQ(std::memcmp(&out[l], &want, sizeof(float)), 0)
+          << chunks << " chunks, lane " << l << ": " << out[l] << " vs " << want;
+    }
+  }
+  using Merger = LaneMerger<R, kLanes>;
+  EXPECT_EQ(Merger::lastPass(16), 0);  // one run: no pass between
+  EXPECT_EQ(Merger::lastPass(17), 1);
+  EXPECT_EQ(Merger::lastPass(int64_t{1} << 40), -1);  // left to the passes
 }
 
 }  // namespace

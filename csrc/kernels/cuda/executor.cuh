@@ -125,6 +125,8 @@ struct Executor {
   using Accumulate = AtomicAccumulate;
   // One output per thread of a column reduction (reduce.h): a warp reads adjacent addresses.
   static constexpr int kColumnLanes = 1;
+  // Column reductions merge their partials in passes: a thread per output and run.
+  static constexpr bool kColumnMergeInTask = false;
 
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {

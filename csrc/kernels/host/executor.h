@@ -198,6 +198,13 @@ struct Executor {
   using Accumulate = PlainAccumulate;
   // Adjacent outputs per task of a column reduction (reduce.h): a dense inner loop.
   static constexpr int kColumnLanes = 64;
+  // A column reduction whose groups of lanes alone keep the pool busy runs each group's chunks
+  // and merges in one task (reduce.h's ColumnGroupOp) rather than a pass per merge level: a
+  // pass over 4096 outputs' partials cost more than their chunks.
+  static constexpr bool kColumnMergeInTask = true;
+  static bool mergeInTask(int64_t chunks, int64_t groups) {
+    return chunks > 1 && groups >= 2 * rt::host::numThreads();
+  }
 
   template <class Out, class... In, class F>
   static rt::Error run(const ElementwiseDesc& d, const F& f, rt::Stream stream) {
