@@ -487,6 +487,11 @@ struct ColumnChunkOp {
       // A run along the innermost reduced dim, stepped rather than recomputed.
       const In* at = reinterpret_cast<const In*>(d.in + base + redOffset(d, j));
       const int64_t run_end = j + (inner - j % inner) < end ? j + (inner - j % inner) : end;
+      if (lanes == Lanes) {  // a bound known at compile time: the accumulators stay in registers
+        for (; j < run_end;
+             ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
+          for (int l = 0; l < Lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
+      }
       for (; j < run_end;
            ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
         for (int l = 0; l < lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
@@ -560,8 +565,8 @@ rt::Error mergeColumnPartials(const R& r, const Sink& sink, typename R::acc_t* s
 // mergeColumnPartials' merges for Lanes adjacent outputs at once, fed each output's chunk
 // partials in chunk order: runs of kColumnFanIn at each pass, each merged pairwise (Pairwise's
 // binary counter, the same for every lane), the last run of a pass cut short, as the passes do;
-// so the results are theirs bit for bit. Lets a driver with few parallel units (the host) run
-// a group's chunks and all its merges in one task, with no scratch and no pass per level.
+// so the results are theirs bit for bit. Lets a driver with few parallel units (the host) merge
+// a group's chunks in its task, with no pass per level (ColumnGroupOp).
 template <class R, int Lanes>
 struct LaneMerger {
   using A = typename R::acc_t;
@@ -578,7 +583,9 @@ struct LaneMerger {
     for (int64_t n = chunks; n > kColumnFanIn; n = columnRuns(n)) ++pass;
     return pass < kMaxPasses ? pass : -1;
   }
-  ACCEL_HD explicit LaneMerger(int64_t chunks) : last(lastPass(chunks)) {}
+  // Merging in passes 0 .. last: the result is the item of pass last + 1, which covers up to
+  // 16^(last + 1) partials (all of them with last = lastPass(count)).
+  ACCEL_HD explicit LaneMerger(int last_pass) : last(last_pass) {}
 
   ACCEL_HD void push(const R& r, int pass, A (&part)[Lanes]) {
     int k = 0;
@@ -608,30 +615,50 @@ struct LaneMerger {
   }
 };
 
-// A group's every chunk and their merges, in one task (index: the group); launchColumnReduce's
-// schedule on an executor with kColumnMergeInTask.
+// Pass 1 and the first `levels` merge passes in one: task t reduces block t / groups of 16^levels
+// consecutive chunks of group t % groups and merges their partials in it (LaneMerger), into the
+// item of merge pass `levels` (partial[block * out_numel + output], for mergeColumnPartials to
+// finish), or, when one block holds every chunk, into the results. Run by an executor with
+// kColumnMergeInTask (the host), where a pass per merge level cost more than the chunks.
 template <class In, class R, int Lanes>
 struct ColumnGroupOp {
   using A = typename R::acc_t;
   ColumnChunkOp<In, R, Lanes> chunk;
+  int levels = 0;
+  int64_t span = 1, blocks = 1;  // chunks per block (16^levels), blocks per group
+
+  ColumnGroupOp(const ColumnChunkOp<In, R, Lanes>& c, int levels_) : chunk(c), levels(levels_) {
+    for (int k = 0; k < levels && span < chunk.p.chunks; ++k) span *= kColumnFanIn;
+    blocks = (chunk.p.chunks + span - 1) / span;
+  }
+  int64_t tasks() const { return chunk.p.groups * blocks; }
   int64_t elementsPerIndex() const {
     const int64_t run = chunk.d.out_sizes[0];
-    return chunk.d.red_numel * (run < Lanes ? run : Lanes);
+    const int64_t rows = span * chunk.p.rows;
+    return (rows < chunk.d.red_numel ? rows : chunk.d.red_numel) * (run < Lanes ? run : Lanes);
   }
-  ACCEL_HD bool operator()(int64_t g) const {
+  ACCEL_HD bool operator()(int64_t t) const {
+    const int64_t g = t % chunk.p.groups, b = t / chunk.p.groups;
     int lanes;
     const int64_t o = chunk.firstOutput(g, lanes);
     int64_t base, off[2];
     outOffsets(chunk.d, o, base, off);
-    LaneMerger<R, Lanes> merger(chunk.p.chunks);
+    LaneMerger<R, Lanes> merger(blocks == 1 ? LaneMerger<R, Lanes>::lastPass(chunk.p.chunks)
+                                            : levels - 1);
     A acc[Lanes];
-    for (int64_t c = 0; c < chunk.p.chunks; ++c) {
+    const int64_t end = (b + 1) * span < chunk.p.chunks ? (b + 1) * span : chunk.p.chunks;
+    for (int64_t c = b * span; c < end; ++c) {
       chunk.reduceChunk(base, lanes, c, acc);
       for (int l = lanes; l < Lanes; ++l) acc[l] = chunk.r.identity();
       merger.push(chunk.r, 0, acc);
     }
     merger.finish(chunk.r, acc);
-    chunk.write(acc, lanes, off);
+    if (blocks == 1) {
+      chunk.write(acc, lanes, off);
+    } else {
+      for (int l = 0; l < lanes; ++l)
+        reinterpret_cast<A*>(chunk.d.workspace)[b * chunk.d.out_numel + o + l] = acc[l];
+    }
     return true;
   }
 };
@@ -654,17 +681,25 @@ template <class Exec, class In, class R>
 rt::Error launchColumnReduce(const ReduceDesc& d, const R& r, rt::Stream stream) {
   constexpr int kLanes = Exec::kColumnLanes;
   const ColumnPlan p = planColumns(d.out_numel, d.out_sizes[0], d.red_numel, kLanes);
+  using A = typename R::acc_t;
+  auto* scratch = reinterpret_cast<A*>(d.workspace);
   const ColumnChunkOp<In, R, kLanes> chunk{d, r, p};
   if constexpr (Exec::kColumnMergeInTask) {
-    if (Exec::mergeInTask(p.chunks, p.groups) && LaneMerger<R, kLanes>::lastPass(p.chunks) >= 0)
-      return Exec::forEach(p.groups, false, ColumnGroupOp<In, R, kLanes>{chunk}, stream);
+    const int levels =
+        Exec::columnMergeLevels(p.chunks, p.groups, d.out_numel * d.red_numel, kColumnFanIn);
+    if (levels > 0 && LaneMerger<R, kLanes>::lastPass(p.chunks) >= 0) {
+      const ColumnGroupOp<In, R, kLanes> op(chunk, levels);
+      if (rt::Error e = Exec::forEach(op.tasks(), false, op, stream);
+          e != rt::Error::Success || op.blocks == 1)
+        return e;
+      return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r}, scratch, d.out_numel, op.blocks,
+                                       stream);
+    }
   }
   if (rt::Error e = Exec::forEach(p.workers, false, chunk, stream);
       e != rt::Error::Success || p.chunks == 1)
     return e;
-  return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r},
-                                   reinterpret_cast<typename R::acc_t*>(d.workspace), d.out_numel,
-                                   p.chunks, stream);
+  return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r}, scratch, d.out_numel, p.chunks, stream);
 }
 
 inline rt::Error validateReduce(const ReduceDesc& d) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/geometry.h"
@@ -122,36 +123,49 @@ typename R::acc_t mergeInPasses(const R& r, std::vector<typename R::acc_t> parts
   }
 }
 
-// The host merges a group's partials in its task (LaneMerger): the same bits as the passes the
-// CUDA build runs, for counts around every run and pass boundary. The partials span 12 orders
-// of magnitude, so a different association would change the float sum.
+// The host merges a group's partials in its tasks (LaneMerger): the same bits as the passes the
+// CUDA build runs, for counts around every run and pass boundary, whether a task merges all of
+// them or blocks of 16^levels whose items the remaining passes merge. The partials span 12
+// orders of magnitude, so a different association would change the float sum.
 TEST(ColumnMerge, InTaskMergeEqualsThePassesBitForBit) {
   using R = SumReducer<float, float>;
+  using Merger = LaneMerger<R, 4>;
   const R r{1.0f};
-  constexpr int kLanes = 4;
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> mantissa(-1, 1);
   std::uniform_int_distribution<int> exponent(-20, 20);
+  auto expectSame = [](float got, float want, const std::string& what) {
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof(float)), 0) << what << ": " << got << " vs " << want;
+  };
   for (int64_t chunks : {2, 3, 15, 16, 17, 31, 32, 33, 255, 256, 257, 4095, 4096, 4097, 70001}) {
-    std::vector<float> parts[kLanes];
+    std::vector<float> parts[4];
     for (auto& lane : parts)
       for (int64_t c = 0; c < chunks; ++c) lane.push_back(std::ldexp(mantissa(gen), exponent(gen)));
-    auto merger = std::make_unique<LaneMerger<R, kLanes>>(chunks);
-    ASSERT_GE(merger->last, 0);
-    for (int64_t c = 0; c < chunks; ++c) {
-      float acc[kLanes];
-      for (int l = 0; l < kLanes; ++l) acc[l] = parts[l][c];
-      merger->push(r, 0, acc);
-    }
-    float out[kLanes];
-    merger->finish(r, out);
-    for (int l = 0; l < kLanes; ++l) {
-      const float want = mergeInPasses(r, parts[l]);
-      EXPECT_EQ(std::memcmp(&out[l], &want, sizeof(float)), 0)
-          << chunks << " chunks, lane " << l << ": " << out[l] << " vs " << want;
+    // Blocks of 16^levels chunks, merged in the task, then the passes over the blocks' items;
+    // levels 0: one block of everything, merged whole.
+    for (int levels = 0; levels <= 3; ++levels) {
+      int64_t span = 1;
+      for (int k = 0; k < levels; ++k) span *= kColumnFanIn;
+      if (levels == 0) span = chunks;
+      std::vector<float> items[4];
+      for (int64_t first = 0; first < chunks; first += span) {
+        auto merger = std::make_unique<Merger>(levels == 0 ? Merger::lastPass(chunks) : levels - 1);
+        for (int64_t c = first; c < std::min(chunks, first + span); ++c) {
+          float acc[4];
+          for (int l = 0; l < 4; ++l) acc[l] = parts[l][c];
+          merger->push(r, 0, acc);
+        }
+        float out[4];
+        merger->finish(r, out);
+        for (int l = 0; l < 4; ++l) items[l].push_back(out[l]);
+      }
+      for (int l = 0; l < 4; ++l) {
+        const float got = levels == 0 ? items[l][0] : mergeInPasses(r, items[l]);
+        expectSame(got, mergeInPasses(r, parts[l]),
+                   std::to_string(chunks) + " chunks, levels " + std::to_string(levels));
+      }
     }
   }
-  using Merger = LaneMerger<R, kLanes>;
   EXPECT_EQ(Merger::lastPass(16), 0);  // one run: no pass between
   EXPECT_EQ(Merger::lastPass(17), 1);
   EXPECT_EQ(Merger::lastPass(int64_t{1} << 40), -1);  // left to the passes

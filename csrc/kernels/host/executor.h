@@ -198,12 +198,21 @@ struct Executor {
   using Accumulate = PlainAccumulate;
   // Adjacent outputs per task of a column reduction (reduce.h): a dense inner loop.
   static constexpr int kColumnLanes = 64;
-  // A column reduction whose groups of lanes alone keep the pool busy runs each group's chunks
-  // and merges in one task (reduce.h's ColumnGroupOp) rather than a pass per merge level: a
-  // pass over 4096 outputs' partials cost more than their chunks.
+  // Column reductions merge their chunks' partials in the tasks that reduce them (reduce.h's
+  // ColumnGroupOp): the merge passes, a launch per level over thousands of outputs' partials,
+  // cost more than the chunks. A task takes 16^levels chunks: as many as leave the pool at
+  // least 4 tasks a thread, or all of a group's when its groups alone do that or the whole
+  // reduction is a few tasks' grain.
   static constexpr bool kColumnMergeInTask = true;
-  static bool mergeInTask(int64_t chunks, int64_t groups) {
-    return chunks > 1 && groups >= 2 * rt::host::numThreads();
+  static int columnMergeLevels(int64_t chunks, int64_t groups, int64_t elements, int64_t fan_in) {
+    constexpr int kAll = 64;
+    const int64_t want = 4 * rt::host::numThreads();
+    if (chunks == 1 || groups >= want || elements <= 4 * kGrain) return kAll;
+    int levels = 0;
+    for (int64_t span = fan_in; span < chunks && groups * ((chunks + span - 1) / span) >= want;
+         span *= fan_in)
+      ++levels;
+    return levels;
   }
 
   template <class Out, class... In, class F>
