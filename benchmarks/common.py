@@ -67,6 +67,35 @@ def medians_in_turns(steps: dict, repeats: int, warmup: int = 2) -> dict:
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def medians_in_blocks(
+    steps: dict, repeats: int, block: int = 5, settle_s: float = 0.05, prep: dict | None = None
+) -> dict:
+    """Median seconds of each of several step functions, timed in alternating blocks of `block`
+    calls, each block preceded by untimed calls for `settle_s`; prep[name](), when given, runs
+    untimed before each call. Timed in strict turns, a step that follows a CPU eager step
+    shares the cores with CPU's OpenMP threads, which spin for milliseconds after each
+    parallel region (libgomp's GOMP_SPINCOUNT): the settling lets each side be timed as a
+    program running only it would see it, while the alternation still spreads the machine's
+    load over both."""
+    prep = prep or {}
+    samples = {name: [] for name in steps}
+
+    def call(name, fn):
+        if name in prep:
+            prep[name]()
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    while min(len(v) for v in samples.values()) < repeats:
+        for name, fn in steps.items():
+            settled = 0.0
+            while settled < settle_s:
+                settled += call(name, fn)
+            samples[name] += [call(name, fn) for _ in range(block)]
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def write_result(out_dir: str | None, name: str, result: dict) -> None:
     result["command"] = " ".join([os.path.basename(sys.executable)] + sys.argv)
     print(json.dumps(result, indent=2))
