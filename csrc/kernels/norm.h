@@ -158,23 +158,32 @@ ACCEL_HD inline void partialLayerNormGrad(const T* dy, const T* x, const T* w, i
 }
 
 // dx = rstd * dy * w + b * x + c, with b = (db * mean - ds) * rstd^3 / n, c = -b * mean -
-// db * rstd / n (ATen's formula).
+// db * rstd / n (ATen's formula), from a row's sums ds and db.
+template <class A>
+struct LayerNormGradCoeffs {
+  A b, c;
+  ACCEL_HD LayerNormGradCoeffs(A mean, A rstd, A ds, A db, int64_t n) {
+    const A scale = A(1) / static_cast<A>(n);
+    b = (db * mean - ds) * rstd * rstd * rstd * scale;
+    c = -b * mean - db * rstd * scale;
+  }
+  ACCEL_HD A dx(A rstd, A dy, A w, A x) const { return rstd * dy * w + b * x + c; }
+};
+
 template <class T, class A = OpMath<T>>
 ACCEL_HD inline void layerNormGradWrite(const T* dy, const T* x, const T* w, T* dx, int64_t n,
                                         A mean, A rstd, A ds, A db, int64_t begin, int64_t step) {
-  const A scale = A(1) / static_cast<A>(n);
-  const A b = (db * mean - ds) * rstd * rstd * rstd * scale;
-  const A c = -b * mean - db * rstd * scale;
+  const LayerNormGradCoeffs<A> k(mean, rstd, ds, db, n);
   for (int64_t j = begin; j < n; j += step)
-    dx[j] = castTo<T>(rstd * castTo<A>(dy[j]) * weightAt<T>(w, j) + b * castTo<A>(x[j]) + c);
+    dx[j] = castTo<T>(k.dx(rstd, castTo<A>(dy[j]), weightAt<T>(w, j), castTo<A>(x[j])));
 }
 
 // --- The weight and bias gradients, written once -----------------------------------------
-// Column sums over the rows of dy * (x - mean) * rstd (dweight) and dy (dbias), in two passes
-// as column reductions run (reduce.h): worker t sums the rows of chunk
-// t / groups for `Lanes` adjacent columns (CUDA: one per thread, coalesced; host: a dense
-// run), then the merge passes of reduce.h combine each column's partials pairwise in order. A
-// thread per column over all rows would leave an H200 nearly idle at a model's widths.
+// Column sums over the rows of dy * (x - mean) * rstd (dweight) and dy (dbias), run as column
+// reductions are (reduce.h's launchColumnChunks): chunks of rows for `Lanes` adjacent columns
+// (CUDA: one per thread, coalesced; host: a dense run), whose partials merge pairwise in order
+// (CUDA: in passes; host: mostly inside the chunks' tasks). A thread per column over all rows
+// would leave an H200 nearly idle at a model's widths.
 
 // The scratch of the partials, [chunks, 2 * cols] (each chunk's dweight then dbias) and the
 // merge passes' (reduce.h), in OpMath.
@@ -186,46 +195,62 @@ inline int64_t layerNormParamScratchBytes(int64_t rows, int64_t cols, DType dtyp
   });
 }
 
+// The chunker (reduce.h's interface) of dweight and dbias: a group is Lanes adjacent columns,
+// its accumulators their dweight partials then their dbias partials.
 template <class T, int Lanes>
 struct LayerNormParamChunkOp {
+  using A = OpMath<T>;
+  using Merge = SumReducer<A, A>;
+  static constexpr int kAcc = 2 * Lanes;
   LayerNormDesc d;
   ColumnPlan p;
-  // The host's task grain: the elements one index reads.
-  int64_t elementsPerIndex() const {
+
+  struct Group {
+    int64_t j0;  // its first column
+    int lanes;   // its columns
+  };
+  ACCEL_HD Group group(int64_t g) const {
+    const int64_t j0 = g * Lanes;
+    return {j0, d.cols - j0 < Lanes ? static_cast<int>(d.cols - j0) : Lanes};
+  }
+  ACCEL_HD Merge merge() const { return Merge{A(1)}; }
+  int64_t outputs() const { return 2 * d.cols; }
+  A* workspace() const { return reinterpret_cast<A*>(d.scratch); }
+  int64_t elementsPerChunk() const {
     return (p.rows < d.rows ? p.rows : d.rows) * (d.cols < Lanes ? d.cols : Lanes);
   }
-  ACCEL_HD bool operator()(int64_t t) const {
-    using A = OpMath<T>;
-    const int64_t g = t % p.groups, c = t / p.groups, j0 = g * Lanes;
-    const int lanes = d.cols - j0 < Lanes ? static_cast<int>(d.cols - j0) : Lanes;
+  ACCEL_HD void reduceChunk(const Group& k, int64_t c, A (&acc)[kAcc]) const {
     const T* dy = reinterpret_cast<const T*>(d.dy);
     const T* x = reinterpret_cast<const T*>(d.x);
     const A* mean = reinterpret_cast<const A*>(d.mean);
     const A* rstd = reinterpret_cast<const A*>(d.rstd);
-    A dw[Lanes], db[Lanes];
-    for (int l = 0; l < lanes; ++l) dw[l] = db[l] = A(0);
+    A* dw = acc;
+    A* db = acc + Lanes;
+    for (int l = 0; l < kAcc; ++l) acc[l] = A(0);
     const int64_t end = (c + 1) * p.rows < d.rows ? (c + 1) * p.rows : d.rows;
     for (int64_t i = c * p.rows; i < end; ++i) {
-      const T* dyr = dy + i * d.cols + j0;
-      const T* xr = x + i * d.cols + j0;
+      const T* dyr = dy + i * d.cols + k.j0;
+      const T* xr = x + i * d.cols + k.j0;
       const A m = mean[i], r = rstd[i];
-      for (int l = 0; l < lanes; ++l) {
+      for (int l = 0; l < k.lanes; ++l) {
         const A gv = castTo<A>(dyr[l]);
         dw[l] += gv * (castTo<A>(xr[l]) - m) * r;
         db[l] += gv;
       }
     }
-    for (int l = 0; l < lanes; ++l) {
-      if (p.chunks > 1) {
-        A* partial = reinterpret_cast<A*>(d.scratch) + c * 2 * d.cols;
-        partial[j0 + l] = dw[l];
-        partial[d.cols + j0 + l] = db[l];
-      } else {
-        if (d.dweight) reinterpret_cast<T*>(d.dweight)[j0 + l] = castTo<T>(dw[l]);
-        if (d.dbias) reinterpret_cast<T*>(d.dbias)[j0 + l] = castTo<T>(db[l]);
-      }
+  }
+  ACCEL_HD void writeResults(const Group& k, const A (&acc)[kAcc]) const {
+    for (int l = 0; l < k.lanes; ++l) {
+      if (d.dweight) reinterpret_cast<T*>(d.dweight)[k.j0 + l] = castTo<T>(acc[l]);
+      if (d.dbias) reinterpret_cast<T*>(d.dbias)[k.j0 + l] = castTo<T>(acc[Lanes + l]);
     }
-    return true;
+  }
+  ACCEL_HD void writePartials(const Group& k, int64_t slot, const A (&acc)[kAcc]) const {
+    A* partial = workspace() + slot * 2 * d.cols;
+    for (int l = 0; l < k.lanes; ++l) {
+      partial[k.j0 + l] = acc[l];
+      partial[d.cols + k.j0 + l] = acc[Lanes + l];
+    }
   }
 };
 
@@ -249,15 +274,9 @@ rt::Error launchLayerNormParamGrad(const LayerNormDesc& d, rt::Stream stream) {
   if (p.chunks > 1 && d.scratch == nullptr) return rt::Error::InvalidValue;
   return dispatchDType(d.dtype, [&](auto tag) -> rt::Error {
     using T = typename std::decay_t<decltype(tag)>::type;
-    using A = OpMath<T>;
     if constexpr (isFloating<T>) {
-      if (rt::Error e =
-              Exec::forEach(p.workers, false, LayerNormParamChunkOp<T, kLanes>{d, p}, stream);
-          e != rt::Error::Success || p.chunks == 1)
-        return e;
-      return mergeColumnPartials<Exec>(SumReducer<A, A>{A(1)}, LayerNormParamSink<T>{d},
-                                       reinterpret_cast<A*>(d.scratch), 2 * d.cols, p.chunks,
-                                       stream);
+      return launchColumnChunks<Exec>(LayerNormParamChunkOp<T, kLanes>{d, p},
+                                      LayerNormParamSink<T>{d}, stream);
     }
     return rt::Error::NotSupported;
   });

@@ -456,68 +456,90 @@ inline bool takesColumnPath(const ReduceDesc& d, int64_t elem) {
          (d.workspace != nullptr || planColumns(d.out_numel, 1, d.red_numel, 1).chunks == 1);
 }
 
-// Pass 1: worker t reduces chunk t / groups of the outputs of group t % groups, in index order,
-// and writes them (one chunk) or their partials (partial[chunk * out_numel + output]).
+// Pass 1 of a column reduction, as a "chunker" (the interface ColumnChunkPass and
+// ColumnGroupOp run, which layer norm's parameter gradients share, norm.h): per group of
+// adjacent outputs, the accumulators of a chunk of rows (reduceChunk), and where they go
+// (writeResults when one chunk is all, writePartials into the workspace's slot otherwise).
+// kAcc accumulators per group; `merge` combines partials; outputs() partials per slot.
 template <class In, class R, int Lanes>
 struct ColumnChunkOp {
   using A = typename R::acc_t;
+  using Merge = R;
+  static constexpr int kAcc = Lanes;
   ReduceDesc d;
   R r;
   ColumnPlan p;
-  // The host's task grain: the elements one index reads (a chunk may be cut short by the
-  // reduced length, a run of lanes by the output row's).
-  int64_t elementsPerIndex() const {
+
+  struct Group {
+    int64_t o;       // its first output
+    int lanes;       // its outputs
+    int64_t base;    // the input's byte offset of output o
+    int64_t off[2];  // the outputs' byte offsets of output o
+  };
+  ACCEL_HD Group group(int64_t g) const {
+    Group k;
+    const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;
+    const int64_t first = (g % per_row) * Lanes;
+    k.lanes = run - first < Lanes ? static_cast<int>(run - first) : Lanes;
+    k.o = (g / per_row) * run + first;
+    outOffsets(d, k.o, k.base, k.off);
+    return k;
+  }
+  ACCEL_HD const R& merge() const { return r; }
+  int64_t outputs() const { return d.out_numel; }
+  A* workspace() const { return reinterpret_cast<A*>(d.workspace); }
+  // Elements a chunk of the group reads: the host's task grain.
+  int64_t elementsPerChunk() const {
     const int64_t run = d.out_sizes[0];
     return (p.rows < d.red_numel ? p.rows : d.red_numel) * (run < Lanes ? run : Lanes);
   }
-  // The first output of group g, and how many adjacent outputs (lanes) it has.
-  ACCEL_HD int64_t firstOutput(int64_t g, int& lanes) const {
-    const int64_t run = d.out_sizes[0], per_row = (run + Lanes - 1) / Lanes;
-    const int64_t first = (g % per_row) * Lanes;
-    lanes = run - first < Lanes ? static_cast<int>(run - first) : Lanes;
-    return (g / per_row) * run + first;
-  }
-  // acc[0, lanes) = chunk c of the outputs o, o + 1, ..., whose input base offset is `base`.
-  ACCEL_HD void reduceChunk(int64_t base, int lanes, int64_t c, A (&acc)[Lanes]) const {
+  // acc = chunk c of the group's outputs (identity past its lanes).
+  ACCEL_HD void reduceChunk(const Group& k, int64_t c, A (&acc)[Lanes]) const {
     const int64_t begin = c * p.rows;
     const int64_t end = begin + p.rows < d.red_numel ? begin + p.rows : d.red_numel;
     const int64_t inner = d.red_sizes[0], step = d.in_red_strides[0];
-    for (int l = 0; l < lanes; ++l) acc[l] = r.identity();
+    for (int l = 0; l < Lanes; ++l) acc[l] = r.identity();
     for (int64_t j = begin; j < end;) {
       // A run along the innermost reduced dim, stepped rather than recomputed.
-      const In* at = reinterpret_cast<const In*>(d.in + base + redOffset(d, j));
+      const In* at = reinterpret_cast<const In*>(d.in + k.base + redOffset(d, j));
       const int64_t run_end = j + (inner - j % inner) < end ? j + (inner - j % inner) : end;
-      if (lanes == Lanes) {  // a bound known at compile time: the accumulators stay in registers
+      if (k.lanes == Lanes) {  // a bound known at compile time: the accumulators stay in registers
         for (; j < run_end;
              ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
           for (int l = 0; l < Lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
       }
       for (; j < run_end;
            ++j, at = reinterpret_cast<const In*>(reinterpret_cast<const char*>(at) + step))
-        for (int l = 0; l < lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
+        for (int l = 0; l < k.lanes; ++l) acc[l] = r.reduce(acc[l], at[l], j);
     }
   }
-  // Stores the results of outputs o .. o + lanes, at byte offsets off in the outputs.
-  ACCEL_HD void write(const A (&acc)[Lanes], int lanes, const int64_t (&off)[2]) const {
-    for (int l = 0; l < lanes; ++l) {
-      const int64_t lane_off[2] = {off[0] + l * d.out_strides[0][0],
-                                   off[1] + l * d.out_strides[1][0]};
+  ACCEL_HD void writeResults(const Group& k, const A (&acc)[Lanes]) const {
+    for (int l = 0; l < k.lanes; ++l) {
+      const int64_t lane_off[2] = {k.off[0] + l * d.out_strides[0][0],
+                                   k.off[1] + l * d.out_strides[1][0]};
       r.write(acc[l], d, lane_off);
     }
   }
+  ACCEL_HD void writePartials(const Group& k, int64_t slot, const A (&acc)[Lanes]) const {
+    for (int l = 0; l < k.lanes; ++l) workspace()[slot * d.out_numel + k.o + l] = acc[l];
+  }
+};
+
+// Pass 1: worker t reduces chunk t / groups of group t % groups and writes the results (one
+// chunk) or the partials of slot `chunk`.
+template <class Chunker>
+struct ColumnChunkPass {
+  Chunker k;
+  int64_t elementsPerIndex() const { return k.elementsPerChunk(); }
   ACCEL_HD bool operator()(int64_t t) const {
-    const int64_t g = t % p.groups, c = t / p.groups;
-    int lanes;
-    const int64_t o = firstOutput(g, lanes);
-    int64_t base, off[2];
-    outOffsets(d, o, base, off);
-    A acc[Lanes];
-    reduceChunk(base, lanes, c, acc);
-    if (p.chunks == 1) {
-      write(acc, lanes, off);
+    const auto g = k.group(t % k.p.groups);
+    const int64_t c = t / k.p.groups;
+    typename Chunker::A acc[Chunker::kAcc];
+    k.reduceChunk(g, c, acc);
+    if (k.p.chunks == 1) {
+      k.writeResults(g, acc);
     } else {
-      for (int l = 0; l < lanes; ++l)
-        reinterpret_cast<A*>(d.workspace)[c * d.out_numel + o + l] = acc[l];
+      k.writePartials(g, c, acc);
     }
     return true;
   }
@@ -615,49 +637,41 @@ struct LaneMerger {
   }
 };
 
-// Pass 1 and the first `levels` merge passes in one: task t reduces block t / groups of 16^levels
-// consecutive chunks of group t % groups and merges their partials in it (LaneMerger), into the
-// item of merge pass `levels` (partial[block * out_numel + output], for mergeColumnPartials to
-// finish), or, when one block holds every chunk, into the results. Run by an executor with
-// kColumnMergeInTask (the host), where a pass per merge level cost more than the chunks.
-template <class In, class R, int Lanes>
+// Pass 1 and the first `levels` merge passes in one: task t reduces block t / groups of
+// 16^levels consecutive chunks of group t % groups and merges their partials in it
+// (LaneMerger), into the item of merge pass `levels` (the partials of slot `block`, for
+// mergeColumnPartials to finish), or, when one block holds every chunk, into the results. Run
+// by an executor with kColumnMergeInTask (the host), where a pass per merge level cost more
+// than the chunks.
+template <class Chunker>
 struct ColumnGroupOp {
-  using A = typename R::acc_t;
-  ColumnChunkOp<In, R, Lanes> chunk;
+  using A = typename Chunker::A;
+  using Merger = LaneMerger<typename Chunker::Merge, Chunker::kAcc>;
+  Chunker k;
   int levels = 0;
   int64_t span = 1, blocks = 1;  // chunks per block (16^levels), blocks per group
 
-  ColumnGroupOp(const ColumnChunkOp<In, R, Lanes>& c, int levels_) : chunk(c), levels(levels_) {
-    for (int k = 0; k < levels && span < chunk.p.chunks; ++k) span *= kColumnFanIn;
-    blocks = (chunk.p.chunks + span - 1) / span;
+  ColumnGroupOp(const Chunker& c, int levels_) : k(c), levels(levels_) {
+    for (int i = 0; i < levels && span < k.p.chunks; ++i) span *= kColumnFanIn;
+    blocks = (k.p.chunks + span - 1) / span;
   }
-  int64_t tasks() const { return chunk.p.groups * blocks; }
-  int64_t elementsPerIndex() const {
-    const int64_t run = chunk.d.out_sizes[0];
-    const int64_t rows = span * chunk.p.rows;
-    return (rows < chunk.d.red_numel ? rows : chunk.d.red_numel) * (run < Lanes ? run : Lanes);
-  }
+  int64_t tasks() const { return k.p.groups * blocks; }
+  int64_t elementsPerIndex() const { return k.elementsPerChunk() * span; }
   ACCEL_HD bool operator()(int64_t t) const {
-    const int64_t g = t % chunk.p.groups, b = t / chunk.p.groups;
-    int lanes;
-    const int64_t o = chunk.firstOutput(g, lanes);
-    int64_t base, off[2];
-    outOffsets(chunk.d, o, base, off);
-    LaneMerger<R, Lanes> merger(blocks == 1 ? LaneMerger<R, Lanes>::lastPass(chunk.p.chunks)
-                                            : levels - 1);
-    A acc[Lanes];
-    const int64_t end = (b + 1) * span < chunk.p.chunks ? (b + 1) * span : chunk.p.chunks;
+    const auto g = k.group(t % k.p.groups);
+    const int64_t b = t / k.p.groups;
+    Merger merger(blocks == 1 ? Merger::lastPass(k.p.chunks) : levels - 1);
+    A acc[Chunker::kAcc];
+    const int64_t end = (b + 1) * span < k.p.chunks ? (b + 1) * span : k.p.chunks;
     for (int64_t c = b * span; c < end; ++c) {
-      chunk.reduceChunk(base, lanes, c, acc);
-      for (int l = lanes; l < Lanes; ++l) acc[l] = chunk.r.identity();
-      merger.push(chunk.r, 0, acc);
+      k.reduceChunk(g, c, acc);
+      merger.push(k.merge(), 0, acc);
     }
-    merger.finish(chunk.r, acc);
+    merger.finish(k.merge(), acc);
     if (blocks == 1) {
-      chunk.write(acc, lanes, off);
+      k.writeResults(g, acc);
     } else {
-      for (int l = 0; l < lanes; ++l)
-        reinterpret_cast<A*>(chunk.d.workspace)[b * chunk.d.out_numel + o + l] = acc[l];
+      k.writePartials(g, b, acc);
     }
     return true;
   }
@@ -677,29 +691,38 @@ struct ReduceSink {
 
 // A column reduction (takesColumnPath) on either driver; d.workspace holds
 // columnWorkspaceBytes.
+// A column reduction's passes on either driver: pass 1 (or, on the host, pass 1 and the merges
+// in the same tasks), then the merge passes over the chunker's workspace, whose merged
+// outputs `sink` stores.
+template <class Exec, class Chunker, class Sink>
+rt::Error launchColumnChunks(const Chunker& k, const Sink& sink, rt::Stream stream) {
+  if constexpr (Exec::kColumnMergeInTask) {
+    const int levels = Exec::columnMergeLevels(k.p.chunks, k.p.groups,
+                                               k.elementsPerChunk() * k.p.workers, kColumnFanIn);
+    using Merger = LaneMerger<typename Chunker::Merge, Chunker::kAcc>;
+    if (levels > 0 && Merger::lastPass(k.p.chunks) >= 0) {
+      const ColumnGroupOp<Chunker> op(k, levels);
+      if (rt::Error e = Exec::forEach(op.tasks(), false, op, stream);
+          e != rt::Error::Success || op.blocks == 1)
+        return e;
+      return mergeColumnPartials<Exec>(k.merge(), sink, k.workspace(), k.outputs(), op.blocks,
+                                       stream);
+    }
+  }
+  if (rt::Error e = Exec::forEach(k.p.workers, false, ColumnChunkPass<Chunker>{k}, stream);
+      e != rt::Error::Success || k.p.chunks == 1)
+    return e;
+  return mergeColumnPartials<Exec>(k.merge(), sink, k.workspace(), k.outputs(), k.p.chunks, stream);
+}
+
+// A column reduction (takesColumnPath) on either driver; d.workspace holds
+// columnWorkspaceBytes.
 template <class Exec, class In, class R>
 rt::Error launchColumnReduce(const ReduceDesc& d, const R& r, rt::Stream stream) {
   constexpr int kLanes = Exec::kColumnLanes;
   const ColumnPlan p = planColumns(d.out_numel, d.out_sizes[0], d.red_numel, kLanes);
-  using A = typename R::acc_t;
-  auto* scratch = reinterpret_cast<A*>(d.workspace);
-  const ColumnChunkOp<In, R, kLanes> chunk{d, r, p};
-  if constexpr (Exec::kColumnMergeInTask) {
-    const int levels =
-        Exec::columnMergeLevels(p.chunks, p.groups, d.out_numel * d.red_numel, kColumnFanIn);
-    if (levels > 0 && LaneMerger<R, kLanes>::lastPass(p.chunks) >= 0) {
-      const ColumnGroupOp<In, R, kLanes> op(chunk, levels);
-      if (rt::Error e = Exec::forEach(op.tasks(), false, op, stream);
-          e != rt::Error::Success || op.blocks == 1)
-        return e;
-      return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r}, scratch, d.out_numel, op.blocks,
-                                       stream);
-    }
-  }
-  if (rt::Error e = Exec::forEach(p.workers, false, chunk, stream);
-      e != rt::Error::Success || p.chunks == 1)
-    return e;
-  return mergeColumnPartials<Exec>(r, ReduceSink<R>{d, r}, scratch, d.out_numel, p.chunks, stream);
+  return launchColumnChunks<Exec>(ColumnChunkOp<In, R, kLanes>{d, r, p}, ReduceSink<R>{d, r},
+                                  stream);
 }
 
 inline rt::Error validateReduce(const ReduceDesc& d) {

@@ -20,9 +20,10 @@ int64_t rowGrain(int64_t row_len) {
   return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len));
 }
 
-// Sums and maxima of f(0..n) in 8 independent lanes, so the compiler can vectorize them
-// (a single float accumulator forces sequential adds).
-constexpr int kLanes = 8;
+// Sums and maxima of f(0..n) in 16 independent lanes, so the compiler can vectorize them
+// (a single float accumulator forces sequential adds). 16 fill an AVX-512 register: with 8,
+// GCC's AVX-512 loops shuffled pairs of iterations into the lanes and ran at half the speed.
+constexpr int kLanes = 16;
 
 template <class A, class F>
 A laneSum(int64_t n, const F& f) {
@@ -136,6 +137,37 @@ void layerNormRow(const LayerNormDesc& d, int64_t i, const T* w, const T* bias) 
   inWidestLanes([&] { layerNormRowImpl(d, i, w, bias); });
 }
 
+// One row of the layer norm backward's input gradient: its two row sums in lanes, then dx
+// (norm.h's LayerNormGradCoeffs), with the weight's presence a template argument: a null
+// check per element kept the loops scalar.
+template <class T, bool Weighted, class A = OpMath<T>>
+__attribute__((always_inline)) inline void layerNormGradRowImpl(const LayerNormDesc& d, int64_t i,
+                                                                const T* w) {
+  const int64_t o = i * d.cols;
+  const T* dy = reinterpret_cast<const T*>(d.dy) + o;
+  const T* x = reinterpret_cast<const T*>(d.x) + o;
+  T* dx = reinterpret_cast<T*>(d.dx) + o;
+  auto wt = [w](int64_t j) {
+    if constexpr (Weighted) return castTo<A>(w[j]);
+    return A(1);
+  };
+  const A ds = laneSum<A>(
+      d.cols, [dy, x, wt](int64_t j) { return castTo<A>(dy[j]) * wt(j) * castTo<A>(x[j]); });
+  const A db = laneSum<A>(d.cols, [dy, wt](int64_t j) { return castTo<A>(dy[j]) * wt(j); });
+  const A rstd = reinterpret_cast<const A*>(d.rstd)[i];
+  const LayerNormGradCoeffs<A> k(reinterpret_cast<const A*>(d.mean)[i], rstd, ds, db, d.cols);
+  for (int64_t j = 0; j < d.cols; ++j)
+    dx[j] = storeCast<T>(k.dx(rstd, castTo<A>(dy[j]), wt(j), castTo<A>(x[j])));
+}
+
+template <class T>
+void layerNormGradRow(const LayerNormDesc& d, int64_t i, const T* w) {
+  if (w)
+    inWidestLanes([&] { layerNormGradRowImpl<T, true>(d, i, w); });
+  else
+    inWidestLanes([&] { layerNormGradRowImpl<T, false>(d, i, w); });
+}
+
 template <class F>
 rt::Error dispatchFloating(DType t, F&& f) {
   return dispatchDType(t, [&](auto tag) -> rt::Error {
@@ -216,19 +248,9 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
     using A = OpMath<T>;
     if (!d.dx || d.rows == 0) return rt::Error::Success;
     return launch(stream, d.rows * d.cols, [d] {
-      const T* dy = reinterpret_cast<const T*>(d.dy);
-      const T* x = reinterpret_cast<const T*>(d.x);
       const T* w = reinterpret_cast<const T*>(d.weight);
-      const A* mean = reinterpret_cast<const A*>(d.mean);
-      const A* rstd = reinterpret_cast<const A*>(d.rstd);
       rt::host::parallelFor(0, d.rows, rowGrain(d.cols), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t o = i * d.cols;
-          A ds, db;
-          partialLayerNormGrad(dy + o, x + o, w, d.cols, 0, 1, ds, db);
-          layerNormGradWrite(dy + o, x + o, w, reinterpret_cast<T*>(d.dx) + o, d.cols, mean[i],
-                             rstd[i], ds, db, 0, 1);
-        }
+        for (int64_t i = b; i < e; ++i) layerNormGradRow(d, i, w);
       });
     });
   });
