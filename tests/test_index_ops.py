@@ -438,6 +438,21 @@ def test_triu_tril(dtype):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_short_rows_copied_across_task_boundaries(dtype):
+    # Flips and permuted copies whose innermost rows (3, 5 elements) are shorter than a strided
+    # run: the host steps its row offsets across rows and starts tasks mid-row (200K elements
+    # split over the pool). Exact values, against CPU.
+    x = sample((97, 83, 5, 5), dtype)
+    for dims in [(2, 3), (0,), (0, 3), (1, 2, 3)]:
+        assert torch.equal(dev(x).flip(dims).cpu(), x.flip(dims))
+    for perm in [(1, 0, 3, 2), (0, 2, 1, 3), (3, 1, 2, 0)]:
+        assert torch.equal(dev(x).permute(perm).contiguous().cpu(), x.permute(perm).contiguous())
+    y = sample((3, 41, 1627), dtype).transpose(0, 2)  # rows of 3, strided
+    assert torch.equal(dev(y).contiguous().cpu(), y.contiguous())
+    assert_native()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
 def test_flip_and_roll(dtype):
     x = sample((3, 4, 5), dtype)

@@ -57,21 +57,38 @@ void denseRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end
   denseCall(f, end - begin, typedData<Out>(d, 0) + begin, typedData<const In>(d, I + 1) + begin...);
 }
 
-// Any strides, any dtypes: the offsets are computed once per run along dimension 0, then
-// stepped.
+// Any strides, any dtypes: the offsets of `begin` are computed once, then stepped along
+// dimension 0 and carried into the outer dimensions row by row (a division per dimension per
+// row cost more than a short row's elements: a flip of [64, 64, 3, 3] took 4.5x CPU's time).
 template <class F, class Out, class... In>
 void stridedRange(const F& f, const ElementwiseDesc& d, int64_t begin, int64_t end) {
   constexpr int N = 1 + sizeof...(In);
   const int64_t inner = d.ndim > 0 ? d.sizes[0] : 1;
+  int64_t idx[kMaxDims] = {};
+  int64_t row[N] = {};
+  int64_t rest = begin;
+  for (int dim = 0; dim < d.ndim; ++dim) {
+    idx[dim] = rest % d.sizes[dim];
+    rest /= d.sizes[dim];
+    if (dim > 0)
+      for (int k = 0; k < N; ++k) row[k] += idx[dim] * d.op[k].strides[dim];
+  }
   for (int64_t i = begin; i < end;) {
+    const int64_t n = std::min(end - i, inner - idx[0]);
     int64_t off[N];
-    offsetsOf(d, i, off);
-    const int64_t n = std::min(end - i, inner - i % inner);
+    for (int k = 0; k < N; ++k) off[k] = row[k] + idx[0] * d.op[k].strides[0];
     for (int64_t j = 0; j < n; ++j) {
       stridedAt<F, Out, In...>(f, d, off);
       for (int k = 0; k < N; ++k) off[k] += d.op[k].strides[0];
     }
     i += n;
+    idx[0] = 0;
+    for (int dim = 1; dim < d.ndim; ++dim) {  // the next row: step the outer index
+      for (int k = 0; k < N; ++k) row[k] += d.op[k].strides[dim];
+      if (++idx[dim] < d.sizes[dim]) break;
+      for (int k = 0; k < N; ++k) row[k] -= d.sizes[dim] * d.op[k].strides[dim];
+      idx[dim] = 0;
+    }
   }
 }
 
