@@ -245,7 +245,6 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
   if (d.rows == 0 && !d.dweight && !d.dbias) return rt::Error::Success;
   const rt::Error e = dispatchFloating(d.dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    using A = OpMath<T>;
     if (!d.dx || d.rows == 0) return rt::Error::Success;
     return launch(stream, d.rows * d.cols, [d] {
       const T* w = reinterpret_cast<const T*>(d.weight);
