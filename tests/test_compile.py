@@ -372,6 +372,19 @@ def test_data_dependent_nonzero_in_a_compiled_graph_matches_cpu():
         torch.testing.assert_close(got.cpu(), want)
 
 
+def test_current_stream_traces_without_a_graph_break():
+    # As torch.cuda.current_stream does; fullgraph=True raises on any break.
+    def f(x):
+        s = torch.accel.current_stream()
+        assert torch.accel.current_stream(x.device) == s
+        return x * 2 + 1
+
+    x = torch.randn(8)
+    got = torch.compile(f, fullgraph=True)(x.to("accel"))
+    torch.testing.assert_close(got.cpu(), x * 2 + 1)
+    assert isinstance(torch.accel.current_stream(), torch.accel.Stream)  # eager is unchanged
+
+
 @host_only
 @needs_cpp_wrapper
 def test_aot_inductor_is_refused_with_the_reason():

@@ -23,3 +23,14 @@ def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -
             raise ValueError(f"Expected an accel device with a specified index, got: {device}")
         return _C._current_device()
     return _C._check_device(int(index))  # -1 is the current device
+
+
+def _traced_device(device) -> tuple:
+    """The arguments torch.accelerator's functions take for ``device`` inside a torch.compile
+    trace: (torch.device,), or () for the current device (Dynamo's handlers refuse None). No
+    call into _C, which Dynamo cannot trace."""
+    if device is None or (not isinstance(device, (str, torch.device)) and int(device) == -1):
+        return ()
+    if isinstance(device, (str, torch.device)):
+        return (torch.device(device),)
+    return (torch.device("accel", int(device)),)

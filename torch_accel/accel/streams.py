@@ -3,7 +3,7 @@
 import torch
 
 from .. import _C
-from ._utils import _get_device_index
+from ._utils import _get_device_index, _traced_device
 
 
 class Stream(torch.Stream):
@@ -67,6 +67,10 @@ def _wrap(triple) -> Stream:
 
 
 def current_stream(device=None) -> Stream:
+    if torch.compiler.is_compiling():
+        # Dynamo traces torch.accelerator's spelling (a stream of the graph's stream state);
+        # a call into _C would break the graph.
+        return torch.accelerator.current_stream(*_traced_device(device))
     return _wrap(_C._current_stream(_get_device_index(device, optional=True)))
 
 
