@@ -8,8 +8,10 @@ staged through pinned host buffers, ordered against the accel streams), NCCL on 
 driver.
 """
 
+import functools
 import inspect
 
+import torch
 import torch.distributed as dist
 
 from . import _C
@@ -45,6 +47,37 @@ def staging_stats() -> dict:
     return _C._dist_staging_stats()
 
 
+def _default_to_accl(pg) -> None:
+    # A group of several backends ("cpu:gloo,accel:accl", and init_process_group()'s default)
+    # should name accl its default, as it names nccl for cuda. torch compares the plugin's
+    # upper-case name with the config's lower-case one, so it sets none, and
+    # destroy_process_group() then warns "No backend of type 0 found" on every rank.
+    if not isinstance(pg, dist.ProcessGroup) or pg._get_backend_name() != "undefined":
+        return
+    try:
+        backend = pg._get_backend(torch.device("accel"))
+    except RuntimeError:
+        return
+    if isinstance(backend, _C.ProcessGroupAccel):
+        pg._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
+
+
+def _install_default_backend_fix() -> None:
+    c10d = dist.distributed_c10d
+    helper = getattr(c10d, "_new_process_group_helper", None)
+    if helper is None or getattr(helper, "__accel_default__", False):
+        return
+
+    @functools.wraps(helper)
+    def wrapped(*args, **kwargs):
+        result = helper(*args, **kwargs)
+        _default_to_accl(result[0] if isinstance(result, tuple) else result)
+        return result
+
+    wrapped.__accel_default__ = True
+    c10d._new_process_group_helper = wrapped
+
+
 def _register() -> None:
     if not dist.is_available() or BACKEND.upper() in dist.Backend._plugins:
         return
@@ -52,6 +85,7 @@ def _register() -> None:
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
         kwargs["devices"] = ["accel"]
     dist.Backend.register_backend(BACKEND, _create_backend, **kwargs)
+    _install_default_backend_fix()
 
 
 _register()

@@ -657,8 +657,11 @@ def destroy(check):
     from torch_accel.distributed import staging_stats
 
     baseline = torch.accel.memory_allocated(DEVICE)
-    for round in range(2):  # a second group after the first is destroyed
-        init("accl", device_id=DEVICE)
+    # A second group after the first is destroyed; the second has several backends, of which
+    # accl must be the default (as nccl is for cuda).
+    for round, backend in enumerate(("accl", "cpu:gloo,accel:accl")):
+        init(backend, device_id=DEVICE)
+        default = dist.group.WORLD._get_backend_name()
         t = torch.ones(1 << 18, device=DEVICE)
         out = torch.empty(WORLD << 18, device=DEVICE)
         for _ in range(3):
@@ -671,6 +674,10 @@ def destroy(check):
         @check(f"round{round}_values")
         def _():
             same(t, torch.full((1 << 18,), expected))
+
+        @check(f"round{round}_default_backend")
+        def _():
+            assert default == "custom", default  # BackendType.CUSTOM: accl
 
         @check(f"round{round}_no_staging_leak")
         def _():
