@@ -106,6 +106,25 @@ def test_normal_and_uniform_distributions(dtype):
     assert torch_accel.fallback_counts() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_normal_splits_the_variance_between_the_parts(dtype):
+    """torch.randn of a complex dtype (ATen's rule, CPU's and CUDA's): real and imaginary
+    parts independent, each of variance std^2 / 2: the real dtype's draws at std / sqrt(2)."""
+    real_dtype = torch.float32 if dtype == torch.complex64 else torch.float64
+    torch.accel.manual_seed(0)
+    z = torch.randn(500_000, device="accel", dtype=dtype).cpu()
+    parts = torch.view_as_real(z).double()
+    torch.testing.assert_close(parts.mean(0), torch.zeros(2, dtype=torch.double), atol=0.01, rtol=0)
+    torch.testing.assert_close(parts.var(0), torch.full((2,), 0.5).double(), atol=0.01, rtol=0)
+    assert abs(torch.corrcoef(parts.T)[0, 1].item()) < 0.01
+    torch.accel.manual_seed(7)
+    w = torch.empty(4, 5, device="accel", dtype=dtype).normal_(1.0, 2.0).cpu()
+    torch.accel.manual_seed(7)
+    r = torch.empty(4, 5, 2, device="accel", dtype=real_dtype).normal_(1.0, 2.0 / math.sqrt(2))
+    assert torch.equal(torch.view_as_real(w), r.cpu())
+    assert torch_accel.fallback_counts() == {}
+
+
 def test_normal_with_tensor_mean_and_std():
     """torch.normal(mean, std) with tensors (torch.distributions.Normal.sample): each element
     follows its own mean and deviation, the shapes broadcast, and the draws are N(0, 1) scaled

@@ -15,6 +15,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -131,11 +132,17 @@ struct Uniform {
 
 struct Normal {
   static bool native(at::Tensor& self, double, double, std::optional<at::Generator>) {
-    return floating(self);
+    return floating(self) || self.is_complex();
   }
   static at::Tensor& compute(at::Tensor& self, double mean, double std,
                              std::optional<at::Generator> gen) {
     TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    if (self.is_complex()) {
+      // As ATen does: the real and imaginary parts each take half the variance.
+      at::Tensor parts = at::view_as_real(self);
+      compute(parts, mean, std / std::sqrt(2.0), gen);
+      return self;
+    }
     kernels::RandomDesc d;
     d.elems = orderedDesc({self});
     d.kind = RandomKind::Normal;
