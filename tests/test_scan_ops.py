@@ -1,8 +1,8 @@
-"""The scans (cumsum, cumprod, cummax, cummin) and the ordered compactions (nonzero and what is
-built on it, index bounds) against CPU, at sizes that exercise every pass of their launch plans
-(kernels/scan_plan.h): lines cut into several chunks (the host driver splits a line from 2 * 32768
-elements, CUDA from 512), a line just short of a split, exactly two chunks, odd lengths, inner > 1,
-1-element lines and empty tensors."""
+"""The scans (cumsum, cumprod, cummax, cummin, logcumsumexp) and the ordered compactions
+(nonzero and what is built on it, index bounds) against CPU, at sizes that exercise every pass
+of their launch plans (kernels/scan_plan.h): lines cut into several chunks (the host driver
+splits a line from 2 * 32768 elements, CUDA from 512), a line just short of a split, exactly two
+chunks, odd lengths, inner > 1, 1-element lines and empty tensors."""
 
 import pytest
 import torch
@@ -123,6 +123,37 @@ def test_cummax_cummin_nan_sticks_across_chunks(op, dtype):
         got, want = op(t.to("accel"), dim), op(t, dim)
         close(got.values, want.values)
         assert torch.equal(got.indices.cpu(), want.indices)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,dim", SHAPES)
+def test_logcumsumexp_every_pass(dtype, shape, dim):
+    # Values of a wide range (the running max changes inside and across chunks).
+    x = (torch.randn(shape) * 30).to(dtype)
+    close(torch.logcumsumexp(x.to("accel"), dim), torch.logcumsumexp(x, dim))
+    assert_native()
+
+
+def test_logcumsumexp_infinities_nans_and_gradient():
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor(
+        [[-inf, -inf, 0.0, inf, 1.0], [1.0, nan, 2.0, -inf, 3.0], [-inf, 2.0, -inf, inf, -inf]]
+    )
+    close(torch.logcumsumexp(x.to("accel"), 1), torch.logcumsumexp(x, 1))
+    close(torch.logcumsumexp(x.to("accel"), 0), torch.logcumsumexp(x, 0))
+    # Long lines: 1e4-scale values that overflow exp() unless shifted by the running max.
+    big = torch.randn(3, SPLIT + 17, dtype=torch.float64) * 1e4
+    close(torch.logcumsumexp(big.to("accel"), 1), torch.logcumsumexp(big, 1))
+    w = torch.randn(6, 40, requires_grad=True)
+    wa = w.detach().to("accel").requires_grad_()
+    g = torch.randn(6, 40)
+    torch.logcumsumexp(w, 1).backward(g)
+    torch.logcumsumexp(wa, 1).backward(g.to("accel"))
+    torch.testing.assert_close(wa.grad.cpu(), w.grad, atol=1e-5, rtol=1e-5)
+    out = torch.empty(0, device="accel")
+    torch.logcumsumexp(w.detach().to("accel"), 0, out=out)
+    close(out, torch.logcumsumexp(w.detach(), 0))
     assert_native()
 
 

@@ -1,8 +1,9 @@
 // Reductions: sum, nansum, mean, prod, amax/amin, max/min (full and with indices), argmax/argmin,
 // var/std (+ _mean), linalg_vector_norm (and aten::norm over it), _foreach_norm, the scans (cumsum,
-// cumprod, and the _cummax/_cummin helpers behind cummax and cummin). Output shapes and dtypes come
-// from ATen's reduction helpers (make_dim_mask, shape_from_dim_mask, get_dtype_from_self);
-// the kernel gets the input's kept and reduced dimensions as sizes and byte strides.
+// cumprod, _logcumsumexp, and the _cummax/_cummin helpers behind cummax and cummin). Output shapes
+// and dtypes come from ATen's reduction helpers (make_dim_mask, shape_from_dim_mask,
+// get_dtype_from_self); the kernel gets the input's kept and reduced dimensions as sizes and byte
+// strides.
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs.h>
@@ -651,6 +652,20 @@ struct CumExtremum {
   }
 };
 
+// _logcumsumexp (behind logcumsumexp): floating dtypes; complex ones take the fallback.
+struct LogCumSumExp {
+  static bool native(const Tensor& self, int64_t) {
+    return at::isFloatingType(self.scalar_type()) && kernelSupports(self.scalar_type());
+  }
+  static Tensor compute(const Tensor& self, int64_t dim, const Output& out) {
+    Tensor scanned = scanInto(ScanOp::LogSumExp, self, dim, self.scalar_type());
+    if (!out.isGiven()) return scanned;
+    Tensor result = out.allocate(self.sizes(), self.options());
+    result.copy_(scanned);
+    return out.finish(result);
+  }
+};
+
 // The sum of a matrix's diagonal; integers sum into int64, as sum() and CPU's trace do.
 struct Trace {
   static bool native(const Tensor& self) {
@@ -690,6 +705,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<ForeachNorm>(m, "_foreach_norm.Scalar");
   registerForms<Cumulative<ScanOp::Sum>>(m, "cumsum", "cumsum_", "cumsum.out");
   registerForms<Cumulative<ScanOp::Prod>>(m, "cumprod", "cumprod_", "cumprod.out");
+  registerForms<LogCumSumExp>(m, "_logcumsumexp", nullptr, "_logcumsumexp.out");
   registerNative<CumExtremum<ScanOp::Max>>(m, "_cummax_helper");
   registerNative<CumExtremum<ScanOp::Min>>(m, "_cummin_helper");
 }

@@ -1,8 +1,8 @@
 // The reduction family: reductions over any set of dimensions (sum, prod, max/min with
-// indices, var/std, vector norms), the scans (cumsum, cumprod, cummax, cummin) and nll_loss,
-// described with plain sizes and byte strides. The reducers below are written once and run by
-// host/reduce.cpp and cuda/reduce.cu, which still schedule them each their own way; the scans
-// and nll_loss are written once whole, as index-space passes (Exec::forEach). A reducer R
+// indices, var/std, vector norms), the scans (cumsum, cumprod, cummax, cummin, logcumsumexp) and
+// nll_loss, described with plain sizes and byte strides. The reducers below are written once and
+// run by host/reduce.cpp and cuda/reduce.cu, which still schedule them each their own way; the
+// scans and nll_loss are written once whole, as index-space passes (Exec::forEach). A reducer R
 // over input storage type In has an accumulator `acc_t` and:
 //   identity()          the accumulator of nothing
 //   reduce(a, v, j)     folds in element v, whose linear reduced index is j
@@ -66,6 +66,7 @@ enum class ScanOp : int {
   Prod,  // out[j] = in[0] * ... * in[j]
   Max,   // out[j] = max of in[0..j]; indices[j] its position (ties and NaNs: the last, as ATen)
   Min,   // likewise for the min
+  LogSumExp,  // out[j] = log(exp(in[0]) + ... + exp(in[j])); floating dtypes only
 };
 
 // Contiguous [outer, n, inner] problem along the middle dimension, input and output of one
@@ -791,10 +792,31 @@ struct ExtremeScan {
   }
 };
 
+// logcumsumexp: log(e^a + e^x) as max + log1p(e^(min - max)) in cumsum's accumulator, so the
+// largest term never overflows. NaN propagates, equal infinities stay themselves (ATen's CPU
+// rule).
+template <class T>
+struct LogSumExpScan {
+  using acc_t = ScanAcc<T>;
+  ACCEL_HD static acc_t logAddExp(acc_t a, acc_t x) {
+    if (isNan(x)) return x;
+    if (std::isinf(a) && a == x) return a;
+    const acc_t lo = a < x ? a : x, hi = a < x ? x : a;
+    return hi + std::log1p(std::exp(lo - hi));
+  }
+  ACCEL_HD acc_t identity() const { return -acc_t(INFINITY); }
+  ACCEL_HD acc_t step(acc_t a, T x, int64_t) const { return logAddExp(a, castTo<acc_t>(x)); }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return logAddExp(a, b); }
+  ACCEL_HD void store(acc_t a, T* out, int64_t*, int64_t at) const { out[at] = castTo<T>(a); }
+};
+
 inline rt::Error validateScan(const ScanDesc& d) {
   if (!isSupported(d.dtype) || d.outer < 0 || d.n < 0 || d.inner < 0)
     return rt::Error::InvalidValue;
   if ((d.op == ScanOp::Max || d.op == ScanOp::Min) && d.indices == nullptr)
+    return rt::Error::InvalidValue;
+  if (d.op == ScanOp::LogSumExp && d.dtype != DType::Float && d.dtype != DType::Double &&
+      d.dtype != DType::Half && d.dtype != DType::BFloat16)
     return rt::Error::InvalidValue;
   return rt::Error::Success;
 }
@@ -809,6 +831,9 @@ rt::Error dispatchScanner(const ScanDesc& d, F&& f) {
       case ScanOp::Prod: return f(tag, ProdScan<T>{});
       case ScanOp::Max: return f(tag, ExtremeScan<T, true>{});
       case ScanOp::Min: return f(tag, ExtremeScan<T, false>{});
+      case ScanOp::LogSumExp:
+        if constexpr (isFloating<T>) return f(tag, LogSumExpScan<T>{});
+        break;
     }
     return rt::Error::InvalidValue;
   });

@@ -1,6 +1,6 @@
-// The launch plan of the scans (reduce.h: cumsum, cumprod, cummax, cummin) and of the ordered
-// compactions (index.h: nonzero, its count, index bounds), shared by both drivers: pure, so the
-// CUDA plan is tested on any machine with a GPU's numbers (tests/cpp/kernels_scan_plan.cpp).
+// The launch plan of the scans (reduce.h: cumsum, cumprod, cummax, cummin, logcumsumexp) and of the
+// ordered compactions (index.h: nonzero, its count, index bounds), shared by both drivers: pure, so
+// the CUDA plan is tested on any machine with a GPU's numbers (tests/cpp/kernels_scan_plan.cpp).
 #pragma once
 
 #include <cstdint>
