@@ -234,6 +234,37 @@ def test_nonzero_family_bigger_than_a_chunk(dtype):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.complex64])
+def test_nonzero_static_pads_or_cuts_without_a_sync(dtype):
+    # 119621 elements (several chunks); sizes that cut inside a chunk, match, and pad.
+    x = torch.randn(37, 61, 53)
+    x = (x > 0.4) if dtype == torch.bool else torch.where(x > 0.4, x * 3, 0).to(dtype)
+    a = x.to("accel")
+    count = int(torch.count_nonzero(x))
+    torch.accel.set_sync_debug_mode("error")  # the shape is known: no read-back
+    try:
+        got = {
+            (size, fill): torch.nonzero_static(a, size=size, fill_value=fill)
+            for size, fill in ((0, -1), (1, -1), (count // 3, -1), (count, 0), (count + 5, 7))
+        }
+        t = torch.nonzero_static(a.transpose(0, 2), size=count + 1)
+    finally:
+        torch.accel.set_sync_debug_mode(0)
+    for (size, fill), g in got.items():
+        assert torch.equal(g.cpu(), torch.nonzero_static(x, size=size, fill_value=fill))
+    assert torch.equal(t.cpu(), torch.nonzero_static(x.transpose(0, 2), size=count + 1))
+    out = torch.empty(0, 3, dtype=torch.long, device="accel")
+    torch.nonzero_static(a, size=10, out=out)
+    assert torch.equal(out.cpu(), torch.nonzero_static(x, size=10))
+    # A 0-d and an empty input: fill_value rows, as CPU.
+    for v in (torch.tensor(3.0), torch.zeros(0, 4)):
+        want = torch.nonzero_static(v, size=2, fill_value=5)
+        assert torch.equal(torch.nonzero_static(v.to("accel"), size=2, fill_value=5).cpu(), want)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        torch.nonzero_static(a, size=-1)
+    assert_native()
+
+
 def test_masked_select_and_boolean_indexing_bigger_than_a_chunk():
     x = torch.randn(300, 401)
     mask = torch.rand(300, 401) > 0.7

@@ -67,7 +67,43 @@ struct Nonzero {
     out.checkNoOverlap({self_});
     if (count == 0 || self.dim() == 0) return out.finish(result);
     ACCEL_RT_CHECK(kernels::indexTable().nonzero(
-                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1),
+                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1), count,
+                       static_cast<const char*>(workspace.data_ptr()), stream),
+                   device);
+    return out.finish(result);
+  }
+};
+
+// nonzero_static: the first `size` rows of nonzero, then rows of fill_value, as CUDA's, with
+// no read-back of the count (the shape is known), so it runs in graphs and compiled code.
+struct NonzeroStatic {
+  static bool native(const at::Tensor& self, int64_t, int64_t) { return Nonzero::native(self); }
+  static at::Tensor compute(const at::Tensor& self_, int64_t size, int64_t fill_value,
+                            const Output& out) {
+    TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+    TORCH_CHECK(self_.dim() <= kernels::kMaxDims, "nonzero_static is not supported for tensors ",
+                "with more than ", kernels::kMaxDims, " dimensions");
+    const at::Tensor self = self_.is_complex() ? at::ne(self_, 0) : self_;
+    const auto options = self.options().dtype(at::kLong);
+    at::Tensor result = out.isGiven() ? out.allocate({size, self.dim()}, options,
+                                                     Output::DTypeRule::Exact, /*contiguous=*/true)
+                                      : at::empty({size, self.dim()}, options);
+    out.checkNoOverlap({self_});
+    result.fill_(fill_value);
+    // A 0-d input has no coordinates to write; an empty one no nonzero element.
+    if (size == 0 || self.numel() == 0 || self.dim() == 0) return out.finish(result);
+    const int device = self.device().index();
+    rt::Stream stream = currentRuntimeStream(device);
+    const kernels::ElementwiseDesc d = rowMajorDesc(self);
+    at::Tensor workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
+                                     self.options().dtype(at::kByte));
+    at::Tensor count = at::empty({1}, options);  // unread: the offsets are what nonzero takes
+    ACCEL_RT_CHECK(
+        kernels::indexTable().nonzero_count(d, count.data_ptr<int64_t>(),
+                                            static_cast<char*>(workspace.data_ptr()), stream),
+        device);
+    ACCEL_RT_CHECK(kernels::indexTable().nonzero(
+                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1), size,
                        static_cast<const char*>(workspace.data_ptr()), stream),
                    device);
     return out.finish(result);
@@ -314,6 +350,7 @@ struct ChannelShuffle {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Nonzero>(m, "nonzero", nullptr, "nonzero.out");
+  registerForms<NonzeroStatic>(m, "nonzero_static", nullptr, "nonzero_static.out");
   registerNative<ChannelShuffle>(m, "channel_shuffle");
   registerNative<ChannelShuffle>(m, "native_channel_shuffle");
   registerForms<Cat>(m, "cat", nullptr, "cat.out");

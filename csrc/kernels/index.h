@@ -67,10 +67,11 @@ struct IndexTable {
   // Writes the coordinates of the nonzero elements of d.op[0] in row-major order, element k's
   // dimension j at out[k * row_stride + j * dim_stride] (int64 elements; CPU's functional
   // nonzero is column-major: row_stride 1, dim_stride count), with the workspace
-  // nonzero_count(d) filled before it on the stream. Here d's dimensions are the tensor's,
-  // OUTERMOST first (not coalesced).
+  // nonzero_count(d) filled before it on the stream; elements from k = limit on are not
+  // written (nonzero_static's rows, known without reading the count back). Here d's
+  // dimensions are the tensor's, OUTERMOST first (not coalesced).
   rt::Error (*nonzero)(const ElementwiseDesc& d, int64_t* out, int64_t row_stride,
-                       int64_t dim_stride, const char* workspace, rt::Stream stream);
+                       int64_t dim_stride, int64_t limit, const char* workspace, rt::Stream stream);
   // out = in where (col - row) >= diagonal (upper, triu) or <= diagonal (lower, tril), else 0.
   // d.op[0] out, d.op[1] in, same dtype; dimension 0 is the column, 1 the row (not coalesced).
   rt::Error (*triangle)(const ElementwiseDesc& d, int64_t diagonal, bool upper, rt::Stream stream);
@@ -403,14 +404,17 @@ struct NonzeroChunkOp {
   ScanPlan p;
   const int64_t* offsets;
   int64_t* out;
-  int64_t row_stride, dim_stride;
+  int64_t row_stride, dim_stride, limit;
   int64_t elementsPerIndex() const { return p.chunk; }
   ACCEL_HD bool operator()(int64_t c) const {
-    int64_t* row = out + offsets[c] * row_stride;
+    int64_t k = offsets[c];
+    if (k >= limit) return true;
+    int64_t* row = out + k * row_stride;
     walkRowMajor(d, c * p.chunk, chunkEnd(p, d.numel, c), [&](const char* e, const int64_t* at) {
-      if (!castTo<bool>(*reinterpret_cast<const T*>(e))) return;
+      if (k >= limit || !castTo<bool>(*reinterpret_cast<const T*>(e))) return;
       for (int dim = 0; dim < d.ndim; ++dim) row[dim * dim_stride] = at[dim];
       row += row_stride;
+      ++k;
     });
     return true;
   }
@@ -466,7 +470,8 @@ rt::Error launchNonzeroCount(const ElementwiseDesc& d, int64_t* count, char* wor
 
 template <class Exec>
 rt::Error launchNonzero(const ElementwiseDesc& d, int64_t* out, int64_t row_stride,
-                        int64_t dim_stride, const char* workspace, rt::Stream stream) {
+                        int64_t dim_stride, int64_t limit, const char* workspace,
+                        rt::Stream stream) {
   if (rt::Error e = validate(d, 1); e != rt::Error::Success) return e;
   if (d.numel == 0) return rt::Error::Success;
   if (out == nullptr || workspace == nullptr) return rt::Error::InvalidValue;
@@ -475,7 +480,8 @@ rt::Error launchNonzero(const ElementwiseDesc& d, int64_t* out, int64_t row_stri
   return dispatchDType(d.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return Exec::forEach(p.tasks, false,
-                         NonzeroChunkOp<T>{d, p, offsets, out, row_stride, dim_stride}, stream);
+                         NonzeroChunkOp<T>{d, p, offsets, out, row_stride, dim_stride, limit},
+                         stream);
   });
 }
 

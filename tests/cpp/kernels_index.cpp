@@ -154,11 +154,15 @@ TEST_F(IndexKernelTest, BoundsAndNonzero) {
   ASSERT_EQ(host::indexTable().nonzero_count(m, count, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(count, 1)[0], 3);
   int64_t* coords = upload<int64_t>(std::vector<int64_t>(6, -1));
-  ASSERT_EQ(host::indexTable().nonzero(m, coords, 2, 1, offsets, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, 2, 1, 3, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
   // column-major, as the functional nonzero: the rows' indices, then the columns'
-  ASSERT_EQ(host::indexTable().nonzero(m, coords, 1, 3, offsets, stream_), rt::Error::Success);
+  ASSERT_EQ(host::indexTable().nonzero(m, coords, 1, 3, 3, offsets, stream_), rt::Error::Success);
   EXPECT_EQ(read(coords, 6), (std::vector<int64_t>{0, 1, 1, 1, 0, 1}));
+  // nonzero_static's limit: the first two elements' rows only
+  int64_t* first = upload<int64_t>(std::vector<int64_t>(6, -1));
+  ASSERT_EQ(host::indexTable().nonzero(m, first, 2, 1, 2, offsets, stream_), rt::Error::Success);
+  EXPECT_EQ(read(first, 6), (std::vector<int64_t>{0, 1, 1, 0, -1, -1}));
 }
 
 // A strided mask over many chunks and carry levels (DeepPlanExecutor): the count, the bounds
@@ -194,9 +198,19 @@ TEST_F(IndexKernelTest, CompactionsOverManyCarryLevels) {
   int64_t* count = upload<int64_t>({0});
   ASSERT_EQ(launchNonzeroCount<DeepPlanExecutor>(d, count, workspace, stream_), rt::Error::Success);
   ASSERT_EQ(read(count, 1)[0], int64_t(coords.size() / 2));
+  const int64_t n = int64_t(coords.size() / 2);
   int64_t* out = upload<int64_t>(std::vector<int64_t>(coords.size(), -1));
-  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, out, 2, 1, workspace, stream_), rt::Error::Success);
+  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, out, 2, 1, n, workspace, stream_),
+            rt::Error::Success);
   EXPECT_EQ(read(out, coords.size()), coords);
+  // A limit inside a chunk: the rows before it, and nothing written after.
+  const int64_t limit = n / 2 + 1;
+  std::vector<int64_t> head(coords.begin(), coords.begin() + 2 * limit);
+  head.resize(coords.size(), -1);
+  int64_t* cut = upload<int64_t>(std::vector<int64_t>(coords.size(), -1));
+  ASSERT_EQ(launchNonzero<DeepPlanExecutor>(d, cut, 2, 1, limit, workspace, stream_),
+            rt::Error::Success);
+  EXPECT_EQ(read(cut, coords.size()), head);
 }
 
 TEST_F(IndexKernelTest, TriangleAndArange) {
