@@ -466,11 +466,16 @@ def test_softmax_transposed_and_long_rows():
     x = torch.randn(64, 5000)
     close(torch.softmax(x.to("accel").t(), 0), torch.softmax(x.t(), 0))
     close(torch.log_softmax(x.to("accel"), -1), torch.log_softmax(x, -1))
-    y = torch.randn(3, 40)
+    # Rows of 2 chunks of 16 lanes and a tail: a NaN in a chunk and in the tail, the max in
+    # the tail and in a chunk's last lane.
+    y = torch.randn(5, 40)
     y[1, 7] = float("nan")
     y[2, :] = float("-inf")
     y[0, 3] = float("-inf")
-    for dtype in (torch.float32, torch.bfloat16):
+    y[3, 37] = 9.0
+    y[4, 15] = 9.0
+    y[4, 38] = float("nan")
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
         for fn in (torch.softmax, torch.log_softmax):
             close(fn(y.to(dtype).to("accel"), -1), fn(y.to(dtype), -1))
     assert_native()

@@ -37,27 +37,6 @@ A laneSum(int64_t n, const F& f) {
   return s;
 }
 
-// The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
-// and so every output NaN, either way (as in ATen). Plain selects vectorize.
-template <class T, class A = OpMath<T>>
-A laneMax(const T* x, int64_t n) {
-  A acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const A v = castTo<A>(x[j + l]);
-      acc[l] = v > acc[l] ? v : acc[l];
-    }
-  for (; j < n; ++j) {
-    const A v = castTo<A>(x[j]);
-    acc[0] = v > acc[0] ? v : acc[0];
-  }
-  A m = acc[0];
-  for (int l = 1; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
-  return m;
-}
-
 // float -> T; for bfloat16 a branch-free copy of c10's round-to-nearest-even (whose NaN branch
 // stops vectorization).
 template <class T, class A>
@@ -70,6 +49,56 @@ inline T storeCast(A v) {
   } else {
     return castTo<T>(v);
   }
+}
+
+// T -> float; for bfloat16 the bits shifted into place. c10's conversion goes through a
+// memcpy that GCC keeps in integer registers: a max over it ran as scalar compares.
+template <class A, class T>
+inline A loadCast(T v) {
+  if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<A, float>) {
+    const uint32_t bits = uint32_t(v.x) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  } else {
+    return castTo<A>(v);
+  }
+}
+
+// The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
+// and so every output NaN, either way (as in ATen). In float, kLanes of them in one vector
+// value: GCC vectorized the same select over an array of lanes into scalar compares.
+template <class T, class A = OpMath<T>>
+A laneMax(const T* x, int64_t n) {
+  int64_t j = 0;
+  A m = lowestOf<A>();
+  if constexpr (std::is_same_v<A, float>) {
+    typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+    Lanes acc;
+    for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
+    for (; j + kLanes <= n; j += kLanes) {
+      Lanes v;
+      if constexpr (std::is_same_v<T, c10::BFloat16>) {
+        // The bits widened and shifted in vector registers (element by element, GCC inserted
+        // them one at a time).
+        typedef uint16_t Bits16 __attribute__((vector_size(kLanes * sizeof(uint16_t))));
+        typedef uint32_t Bits32 __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+        Bits16 b;
+        std::memcpy(&b, x + j, sizeof b);
+        const Bits32 wide = __builtin_convertvector(b, Bits32) << 16;
+        std::memcpy(&v, &wide, sizeof v);
+      } else {
+        for (int l = 0; l < kLanes; ++l) v[l] = loadCast<A>(x[j + l]);
+      }
+      acc = v > acc ? v : acc;
+    }
+    for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+  }
+  for (; j < n; ++j) {
+    const A v = loadCast<A>(x[j]);
+    m = v > m ? v : m;
+  }
+  return m;
 }
 
 // One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
