@@ -462,6 +462,28 @@ def test_softmax_forward_backward(dtype, dim, log):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_along_an_outer_dim_in_blocks_of_lines(dtype, log):
+    # inner = 130: blocks of 64 adjacent lines and a last one of 2; NaN and -inf in some lines.
+    fn = F.log_softmax if log else F.softmax
+    x = torch.randn(3, 50, 130) * 3
+    x[0, 7, 5] = float("nan")
+    x[1, :, 70] = float("-inf")
+    x[2, 49, 129] = float("-inf")
+    x = x.to(dtype)
+    for dim in (0, 1):
+        xa = x.to("accel").requires_grad_()
+        xc = x.clone().requires_grad_()
+        ya, yc = fn(xa, dim=dim), fn(xc, dim=dim)
+        close(ya.detach(), yc.detach())
+        g = torch.randn(yc.shape).to(dtype)
+        ya.backward(g.to("accel"))
+        yc.backward(g)
+        close(xa.grad, xc.grad)
+    assert_native()
+
+
 def test_softmax_transposed_and_long_rows():
     x = torch.randn(64, 5000)
     close(torch.softmax(x.to("accel").t(), 0), torch.softmax(x.t(), 0))

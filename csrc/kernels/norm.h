@@ -1,9 +1,10 @@
 // The normalization family: softmax / log_softmax (forward and backward) along one dimension
 // and layer norm (forward and backward) over contiguous rows. The math is shared by
-// host/norm.cpp and cuda/norm.cu, which schedule it each their own way. Each line (a row of
-// softmax, a row of layer norm) is reduced by partial loops over the elements begin, begin +
-// step, ... (the host runs one with step 1; a CUDA block runs one per thread and merges them),
-// then written element by element with the formulas below. Computed in OpMath (float for
+// host/norm.cpp and cuda/norm.cu, which schedule it each their own way. On CUDA each line (a
+// row of softmax, a row of layer norm) is reduced by partial loops over the elements begin,
+// begin + step, ... (one per thread of a block, then merged), then written element by element
+// with the formulas below; the host runs dense rows in vector lanes and a softmax along an
+// outer dimension in blocks of adjacent lines (host/norm.cpp). Computed in OpMath (float for
 // half/bfloat16), like ATen.
 #pragma once
 

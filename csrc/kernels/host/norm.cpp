@@ -122,6 +122,89 @@ void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
   inWidestLanes([&] { denseSoftmaxRowImpl(xr, yr, n, eb, log); });
 }
 
+// Softmax along a dimension that is not innermost: a block of up to kColumnBlock adjacent
+// lines (inner positions c .. c + width), whose elements lie side by side at every position
+// along the dimension, so each pass runs over the block in vector lanes and in memory order
+// (one line at a time walked the dimension `inner` elements apart, with scalar exps). Each
+// line's sum adds in order along the dimension, as before.
+constexpr int64_t kColumnBlock = 64;
+
+template <class T, class A = OpMath<T>>
+__attribute__((always_inline)) inline void columnSoftmaxBlockImpl(const T* x, T* y, int64_t dim,
+                                                                  int64_t inner, int64_t width,
+                                                                  bool log) {
+  A m[kColumnBlock], s[kColumnBlock];
+  for (int64_t l = 0; l < width; ++l) {
+    m[l] = lowestOf<A>();
+    s[l] = A(0);
+  }
+  for (int64_t i = 0; i < dim; ++i) {
+    const T* xi = x + i * inner;
+    for (int64_t l = 0; l < width; ++l) {
+      const A v = loadCast<A>(xi[l]);
+      m[l] = (v != v || v > m[l]) ? v : m[l];  // a NaN makes the line NaN
+    }
+  }
+  for (int64_t i = 0; i < dim; ++i) {
+    const T* xi = x + i * inner;
+    for (int64_t l = 0; l < width; ++l) s[l] += vexp(loadCast<A>(xi[l]) - m[l]);
+  }
+  for (int64_t l = 0; l < width; ++l) {
+    // log_softmax subtracts max + log(sum); softmax multiplies exp(x - max) by 1 / sum.
+    s[l] = log ? m[l] + mlog(s[l]) : A(1) / s[l];
+  }
+  for (int64_t i = 0; i < dim; ++i) {
+    const T* xi = x + i * inner;
+    T* yi = y + i * inner;
+    if (log) {
+      for (int64_t l = 0; l < width; ++l) yi[l] = storeCast<T>(loadCast<A>(xi[l]) - s[l]);
+    } else {
+      for (int64_t l = 0; l < width; ++l)
+        yi[l] = storeCast<T>(vexp(loadCast<A>(xi[l]) - m[l]) * s[l]);
+    }
+  }
+}
+
+template <class T>
+void columnSoftmaxBlock(const T* x, T* y, int64_t dim, int64_t inner, int64_t width, bool log) {
+  inWidestLanes([&] { columnSoftmaxBlockImpl(x, y, dim, inner, width, log); });
+}
+
+// The softmax gradient along a dimension that is not innermost, a block of adjacent lines at a
+// time (columnSoftmaxBlock's layout): each line's dot adds in order along the dimension.
+template <class T, class A = OpMath<T>>
+__attribute__((always_inline)) inline void columnSoftmaxGradBlockImpl(const T* g, const T* y, T* gi,
+                                                                      int64_t dim, int64_t inner,
+                                                                      int64_t width, bool log) {
+  A dot[kColumnBlock];
+  for (int64_t l = 0; l < width; ++l) dot[l] = A(0);
+  for (int64_t i = 0; i < dim; ++i) {
+    const T *gl = g + i * inner, *yl = y + i * inner;
+    if (log) {
+      for (int64_t l = 0; l < width; ++l) dot[l] += loadCast<A>(gl[l]);
+    } else {
+      for (int64_t l = 0; l < width; ++l) dot[l] += loadCast<A>(gl[l]) * loadCast<A>(yl[l]);
+    }
+  }
+  for (int64_t i = 0; i < dim; ++i) {
+    const T *gl = g + i * inner, *yl = y + i * inner;
+    T* out = gi + i * inner;
+    if (log) {
+      for (int64_t l = 0; l < width; ++l)
+        out[l] = storeCast<T>(loadCast<A>(gl[l]) - vexp(loadCast<A>(yl[l])) * dot[l]);
+    } else {
+      for (int64_t l = 0; l < width; ++l)
+        out[l] = storeCast<T>(loadCast<A>(yl[l]) * (loadCast<A>(gl[l]) - dot[l]));
+    }
+  }
+}
+
+template <class T>
+void columnSoftmaxGradBlock(const T* g, const T* y, T* gi, int64_t dim, int64_t inner,
+                            int64_t width, bool log) {
+  inWidestLanes([&] { columnSoftmaxGradBlockImpl(g, y, gi, dim, inner, width, log); });
+}
+
 // One dense row of the softmax gradient: softmax y * (g - sum(g * y)), log_softmax
 // g - exp(y) * sum(g).
 template <class T, class A = OpMath<T>>
@@ -216,17 +299,23 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
     return launch(stream, d.outer * d.dim * d.inner, [d] {
       const T* x = reinterpret_cast<const T*>(d.in);
       T* y = reinterpret_cast<T*>(d.out);
-      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
-        std::vector<A> buf(d.inner == 1 ? d.dim : 0);
+      if (d.inner > 1) {
+        const int64_t blocks = (d.inner + kColumnBlock - 1) / kColumnBlock;
+        rt::host::parallelFor(0, d.outer * blocks, rowGrain(d.dim * kColumnBlock),
+                              [&](int64_t b, int64_t e) {
+                                for (int64_t t = b; t < e; ++t) {
+                                  const int64_t c = t % blocks * kColumnBlock;
+                                  const int64_t start = t / blocks * d.dim * d.inner + c;
+                                  columnSoftmaxBlock(x + start, y + start, d.dim, d.inner,
+                                                     std::min(kColumnBlock, d.inner - c), d.log);
+                                }
+                              });
+        return;
+      }
+      rt::host::parallelFor(0, d.outer, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+        std::vector<A> buf(d.dim);
         for (int64_t line = b; line < e; ++line) {
-          const int64_t start = lineStart(d, line);
-          if (!buf.empty()) {
-            denseSoftmaxRow(x + start, y + start, d.dim, buf.data(), d.log);
-            continue;
-          }
-          const A m = partialMax(x + start, d.dim, d.inner, 0, 1);
-          const A s = partialSumExp(x + start, d.dim, d.inner, m, 0, 1);
-          softmaxWrite(x + start, y + start, d.dim, d.inner, m, s, d.log, 0, 1);
+          denseSoftmaxRow(x + line * d.dim, y + line * d.dim, d.dim, buf.data(), d.log);
         }
       });
     });
@@ -241,15 +330,23 @@ rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
       const T* y = reinterpret_cast<const T*>(d.in);
       const T* g = reinterpret_cast<const T*>(d.grad);
       T* gi = reinterpret_cast<T*>(d.out);
-      rt::host::parallelFor(0, d.outer * d.inner, rowGrain(d.dim), [&](int64_t b, int64_t e) {
+      if (d.inner > 1) {
+        const int64_t blocks = (d.inner + kColumnBlock - 1) / kColumnBlock;
+        rt::host::parallelFor(
+            0, d.outer * blocks, rowGrain(d.dim * kColumnBlock), [&](int64_t b, int64_t e) {
+              for (int64_t t = b; t < e; ++t) {
+                const int64_t c = t % blocks * kColumnBlock;
+                const int64_t s = t / blocks * d.dim * d.inner + c;
+                columnSoftmaxGradBlock(g + s, y + s, gi + s, d.dim, d.inner,
+                                       std::min(kColumnBlock, d.inner - c), d.log);
+              }
+            });
+        return;
+      }
+      rt::host::parallelFor(0, d.outer, rowGrain(d.dim), [&](int64_t b, int64_t e) {
         for (int64_t line = b; line < e; ++line) {
-          const int64_t s = lineStart(d, line);
-          if (d.inner == 1) {
-            denseSoftmaxGradRow(g + s, y + s, gi + s, d.dim, d.log);
-            continue;
-          }
-          const auto dot = partialGradDot(g + s, y + s, d.dim, d.inner, d.log, 0, 1);
-          softmaxGradWrite(g + s, y + s, gi + s, d.dim, d.inner, dot, d.log, 0, 1);
+          const int64_t s = line * d.dim;
+          denseSoftmaxGradRow(g + s, y + s, gi + s, d.dim, d.log);
         }
       });
     });
