@@ -206,6 +206,29 @@ def test_argmax_ties_and_nan_match_cpu():
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_amax_amin_of_long_rows_nan_and_infinities(dtype):
+    # Rows of 1000: vector lanes (64 bytes) and a tail; all-positive and all-negative rows
+    # (no lane may contribute a stray 0), NaN in a lane and in the tail, infinities.
+    x = torch.randn(8, 1000)
+    x[0] = x[0].abs() + 1
+    x[1] = -x[1].abs() - 1
+    x[2, 17] = float("nan")
+    x[3, 999] = float("nan")
+    x[4, 500] = float("inf")
+    x[5, 3] = float("-inf")
+    x[6, :] = float("-inf")
+    x = x.to(dtype)
+    a = x.to("accel")
+    for fn in (torch.amax, torch.amin):
+        close(fn(a, -1), fn(x, -1))
+        close(fn(a.t(), 0), fn(x.t(), 0))  # the same rows, strided
+        close(fn(a[:, 1:], -1), fn(x[:, 1:], -1))  # unaligned
+        close(fn(a), fn(x))
+    close(torch.max(a, -1).values, torch.max(x, -1).values)
+    assert_native()
+
+
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
 def test_prod(dtype):
     x = (

@@ -267,6 +267,22 @@ struct ExtremeReducer {
   }
 };
 
+// amax/amin and a max/min whose indices nobody asked for: NaN wins, else the extreme. Any order
+// of the elements gives the same value, so the host deals them over vector lanes (the indexed
+// reducer above keeps one).
+template <class In, bool IsMax>
+struct ExtremeValueReducer {
+  using acc_t = OpMath<In>;
+  ACCEL_HD acc_t identity() const { return IsMax ? lowestOf<acc_t>() : highestOf<acc_t>(); }
+  ACCEL_HD acc_t reduce(acc_t a, In v, int64_t) const { return combine(a, castTo<acc_t>(v)); }
+  ACCEL_HD acc_t combine(acc_t a, acc_t b) const {
+    return (isNan(b) || (IsMax ? b > a : b < a)) ? b : a;
+  }
+  ACCEL_HD void write(acc_t a, const ReduceDesc& d, const int64_t (&off)[2]) const {
+    storeAs<acc_t>(d.out[0] + off[0], d.out_dtype[0], a);
+  }
+};
+
 template <class T>
 struct Welford {
   T mean, m2;
@@ -356,8 +372,12 @@ rt::Error dispatchReducer(ReduceOp op, const ReduceDesc& d, const ReduceParams& 
             return f(TypeTag<In>{}, SumReducer<In, Acc>{Acc(1)});
           return f(TypeTag<In>{}, SumReducer<In, Acc>{static_cast<Acc>(prm.factor)});
         });
-      case ReduceOp::Max: return f(TypeTag<In>{}, ExtremeReducer<In, true>{});
-      case ReduceOp::Min: return f(TypeTag<In>{}, ExtremeReducer<In, false>{});
+      case ReduceOp::Max:
+        if (d.out[1] == nullptr) return f(TypeTag<In>{}, ExtremeValueReducer<In, true>{});
+        return f(TypeTag<In>{}, ExtremeReducer<In, true>{});
+      case ReduceOp::Min:
+        if (d.out[1] == nullptr) return f(TypeTag<In>{}, ExtremeValueReducer<In, false>{});
+        return f(TypeTag<In>{}, ExtremeReducer<In, false>{});
       case ReduceOp::Var:
       case ReduceOp::Norm:
         if constexpr (isFloating<In>) {

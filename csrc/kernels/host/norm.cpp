@@ -7,6 +7,7 @@
 
 #include "kernels/host/executor.h"
 #include "kernels/host/lanes.h"
+#include "kernels/host/vector_value.h"
 #include "kernels/norm.h"
 #include "kernels/tables.h"
 #include "kernels/vector_math.h"
@@ -51,45 +52,18 @@ inline T storeCast(A v) {
   }
 }
 
-// T -> float; for bfloat16 the bits shifted into place. c10's conversion goes through a
-// memcpy that GCC keeps in integer registers: a max over it ran as scalar compares.
-template <class A, class T>
-inline A loadCast(T v) {
-  if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<A, float>) {
-    const uint32_t bits = uint32_t(v.x) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  } else {
-    return castTo<A>(v);
-  }
-}
-
 // The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
-// and so every output NaN, either way (as in ATen). In float, kLanes of them in one vector
-// value: GCC vectorized the same select over an array of lanes into scalar compares.
+// and so every output NaN, either way (as in ATen). In float, the lanes are one vector value
+// (vector_value.h).
 template <class T, class A = OpMath<T>>
 A laneMax(const T* x, int64_t n) {
   int64_t j = 0;
   A m = lowestOf<A>();
   if constexpr (std::is_same_v<A, float>) {
-    typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
-    Lanes acc;
+    Vector<float, kLanes> acc;
     for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
     for (; j + kLanes <= n; j += kLanes) {
-      Lanes v;
-      if constexpr (std::is_same_v<T, c10::BFloat16>) {
-        // The bits widened and shifted in vector registers (element by element, GCC inserted
-        // them one at a time).
-        typedef uint16_t Bits16 __attribute__((vector_size(kLanes * sizeof(uint16_t))));
-        typedef uint32_t Bits32 __attribute__((vector_size(kLanes * sizeof(uint32_t))));
-        Bits16 b;
-        std::memcpy(&b, x + j, sizeof b);
-        const Bits32 wide = __builtin_convertvector(b, Bits32) << 16;
-        std::memcpy(&v, &wide, sizeof v);
-      } else {
-        for (int l = 0; l < kLanes; ++l) v[l] = loadCast<A>(x[j + l]);
-      }
+      const Vector<float, kLanes> v = loadVector<float, kLanes>(x + j);
       acc = v > acc ? v : acc;
     }
     for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;

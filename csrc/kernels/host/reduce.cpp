@@ -6,7 +6,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/host/lanes.h"
 #include "kernels/host/plan_executor.h"
+#include "kernels/host/vector_value.h"
 #include "kernels/reduce.h"
 #include "kernels/tables.h"
 #include "runtime/host/host_launch.h"
@@ -54,6 +56,39 @@ typename R::acc_t laneBlock(const R& r, const char* p, int64_t step, int64_t j, 
   return lane[0];
 }
 
+// A dense block of amax/amin (ExtremeValueReducer) in floating point: the lanes are one vector
+// value, which GCC compiles to vector max/min (over an array of lanes, to scalar compares).
+template <class R>
+struct IsExtremeValue : std::false_type {};
+template <class In, bool IsMax>
+struct IsExtremeValue<ExtremeValueReducer<In, IsMax>> : std::true_type {
+  static constexpr bool kMax = IsMax;
+};
+
+template <class R, class In>
+__attribute__((always_inline)) inline typename R::acc_t extremeValueBlock(const R& r, const In* p,
+                                                                          int64_t n) {
+  using A = typename R::acc_t;
+  constexpr int L = 64 / sizeof(A);  // one AVX-512 register
+  using V = Vector<A, L>;
+  V acc, nan;  // nan: each lane's NaN if it met one, else the identity
+  for (int l = 0; l < L; ++l) acc[l] = nan[l] = r.identity();
+  int64_t k = 0;
+  for (; k + L <= n; k += L) {
+    const V v = loadVector<A, L>(p + k);
+    if constexpr (IsExtremeValue<R>::kMax) {
+      acc = v > acc ? v : acc;
+    } else {
+      acc = v < acc ? v : acc;
+    }
+    nan = v != v ? v : nan;  // NaN wins: kept aside, and merged last
+  }
+  A a = r.identity();
+  for (int l = 0; l < L; ++l) a = r.combine(r.combine(a, acc[l]), nan[l]);
+  for (; k < n; ++k) a = r.reduce(a, p[k], k);
+  return a;
+}
+
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`: runs
 // along the innermost reduced dim, in blocks of kCascade whose partials merge pairwise.
 template <class In, class R>
@@ -68,6 +103,16 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
     const int64_t e = j + std::min(re - j, inner - j % inner);
     while (j < e) {
       const int64_t n = std::min(e - j, kCascade);
+      if constexpr (IsExtremeValue<R>::value && std::is_floating_point_v<typename R::acc_t>) {
+        if (dense) {  // the order is free: the whole run at once
+          const auto* p = reinterpret_cast<const In*>(d.in + off);
+          const int64_t run = e - j;
+          total.push(r, inWidestLanes([&] { return extremeValueBlock(r, p, run); }));
+          off += run * step;
+          j = e;
+          continue;
+        }
+      }
       total.push(r, dense ? laneBlock<R, In, true>(r, d.in + off, step, j, n)
                           : laneBlock<R, In, false>(r, d.in + off, step, j, n));
       off += n * step;
