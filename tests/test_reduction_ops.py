@@ -207,7 +207,7 @@ def test_argmax_ties_and_nan_match_cpu():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_amax_amin_of_long_rows_nan_and_infinities(dtype):
+def test_extremes_of_long_rows_nan_ties_and_infinities(dtype):
     # Rows of 1000: vector lanes (64 bytes) and a tail; all-positive and all-negative rows
     # (no lane may contribute a stray 0), NaN in a lane and in the tail, infinities.
     x = torch.randn(8, 1000)
@@ -225,7 +225,18 @@ def test_amax_amin_of_long_rows_nan_and_infinities(dtype):
         close(fn(a.t(), 0), fn(x.t(), 0))  # the same rows, strided
         close(fn(a[:, 1:], -1), fn(x[:, 1:], -1))  # unaligned
         close(fn(a), fn(x))
-    close(torch.max(a, -1).values, torch.max(x, -1).values)
+    # With indices: ties (rounded values) and NaNs go to the first position, as on CPU.
+    y = (x.float() * 2).round().to(dtype)
+    y[7, 900] = y[7, 100] = float("nan")
+    b = y.to("accel")
+    for fn in (torch.max, torch.min):
+        for dim, t, tc in ((-1, b, y), (0, b.t(), y.t()), (-1, b[:, 3:], y[:, 3:])):
+            got, want = fn(t, dim), fn(tc, dim)
+            close(got.values, want.values)
+            assert torch.equal(got.indices.cpu(), want.indices)
+    for fn in (torch.argmax, torch.argmin):
+        assert torch.equal(fn(b, -1).cpu(), fn(y, -1))
+        assert torch.equal(fn(b).cpu(), fn(y))
     assert_native()
 
 

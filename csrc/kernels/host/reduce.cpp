@@ -89,6 +89,53 @@ __attribute__((always_inline)) inline typename R::acc_t extremeValueBlock(const 
   return a;
 }
 
+// The same for max/min with indices (ExtremeReducer): the extreme value first (a NaN if there
+// is one, as the reducer prefers NaN), then the first element equal to it, searched a vector
+// at a time. That is the sequential result: ties and NaNs go to the lower index. j0 is p[0]'s
+// index.
+template <class R>
+struct IsExtremeIndexed : std::false_type {};
+template <class In, bool IsMax>
+struct IsExtremeIndexed<ExtremeReducer<In, IsMax>> : std::true_type {
+  using Value = ExtremeValueReducer<In, IsMax>;
+};
+
+template <class R, class In>
+__attribute__((always_inline)) inline typename R::acc_t extremeIndexedBlock(const R& r, const In* p,
+                                                                            int64_t j0, int64_t n) {
+  using A = decltype(R::acc_t::v);
+  constexpr int L = 64 / sizeof(A);
+  using V = Vector<A, L>;
+  const A target = extremeValueBlock(typename IsExtremeIndexed<R>::Value{}, p, n);
+  const bool nan = target != target;
+  int64_t k = 0;
+  for (; k + L <= n; k += L) {
+    const V v = loadVector<A, L>(p + k);
+    const auto hit = nan ? v != v : v == target;
+    bool any = false;
+    for (int l = 0; l < L; ++l) any |= hit[l] != 0;
+    if (any) break;
+  }
+  for (; k < n; ++k) {
+    const A v = loadCast<A>(p[k]);
+    if (nan ? v != v : v == target) return {v, j0 + k};
+  }
+  return r.identity();  // n == 0
+}
+
+// Reducers whose dense runs go whole to the vector blocks above: max and min in floating point.
+template <class R, class = void>
+struct ExtremeValueType {
+  using type = typename R::acc_t;
+};
+template <class R>
+struct ExtremeValueType<R, std::void_t<decltype(R::acc_t::v)>> {
+  using type = decltype(R::acc_t::v);
+};
+template <class R>
+constexpr bool kWholeRuns = (IsExtremeValue<R>::value || IsExtremeIndexed<R>::value) &&
+                            std::is_floating_point_v<typename ExtremeValueType<R>::type>;
+
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`: runs
 // along the innermost reduced dim, in blocks of kCascade whose partials merge pairwise.
 template <class In, class R>
@@ -103,11 +150,17 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
     const int64_t e = j + std::min(re - j, inner - j % inner);
     while (j < e) {
       const int64_t n = std::min(e - j, kCascade);
-      if constexpr (IsExtremeValue<R>::value && std::is_floating_point_v<typename R::acc_t>) {
-        if (dense) {  // the order is free: the whole run at once
+      if constexpr (kWholeRuns<R>) {
+        if (dense) {  // the merges are exact: the whole run at once
           const auto* p = reinterpret_cast<const In*>(d.in + off);
-          const int64_t run = e - j;
-          total.push(r, inWidestLanes([&] { return extremeValueBlock(r, p, run); }));
+          const int64_t first = j, run = e - j;
+          total.push(r, inWidestLanes([&] {
+                       if constexpr (IsExtremeValue<R>::value) {
+                         return extremeValueBlock(r, p, run);
+                       } else {
+                         return extremeIndexedBlock(r, p, first, run);
+                       }
+                     }));
           off += run * step;
           j = e;
           continue;
