@@ -81,18 +81,25 @@ _SAME_DRAWS = {"svd_lowrank", "pca_lowrank"}
 
 
 class _DrawOnAccel(TorchFunctionMode):
+    def __init__(self, draw_dtype=None):
+        super().__init__()
+        self.draw_dtype = draw_dtype  # the float64 reference draws the sample's numbers
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is torch.randn and torch.device(kwargs.get("device") or "cpu").type == "cpu":
-            return func(*args, **{**kwargs, "device": DEVICE}).cpu()
+            dtype = kwargs.get("dtype")
+            drawn = func(*args, **{**kwargs, "device": DEVICE, "dtype": self.draw_dtype or dtype})
+            return drawn.cpu().to(dtype or drawn.dtype)
         return func(*args, **kwargs)
 
 
-def cpu_call(op, sample):
-    """``op`` on the CPU ``sample`` (the ops of _SAME_DRAWS drawing on accel)."""
+def cpu_call(op, sample, draw_dtype=None):
+    """``op`` on the CPU ``sample`` (the ops of _SAME_DRAWS drawing on accel, in
+    ``draw_dtype`` when given: a float64 reference projects as the sample did)."""
     if op.name not in _SAME_DRAWS:
         return op(sample.input, *sample.args, **sample.kwargs)
-    with _DrawOnAccel():
+    with _DrawOnAccel(draw_dtype):
         return op(sample.input, *sample.args, **sample.kwargs)
 
 
@@ -463,7 +470,7 @@ def compare_with_reference(
             raise
         up = _upcast(on_cpu)
         try:
-            float64 = cpu_call(op, up)
+            float64 = cpu_call(op, up, draw_dtype=dtype)
         except Exception:
             raise direct from None  # no float64 reference: the direct comparison stands
         try:
