@@ -1,5 +1,6 @@
 """Native kernels vs CPU ATen on the host driver, same threads, same run (medians):
-softmax / layer_norm / rms_norm at a transformer shape, GEMM at 1024^3 and 4096x4096x1024, and
+softmax / layer_norm / rms_norm at a transformer shape, amax / argmax along its rows and
+softmax along its outer dimension, GEMM at 1024^3 and 4096x4096x1024, and
 the chunked scan and compaction (cumsum of 2^24 float32, nonzero of 2^24 bool); elementwise ops
 have benchmarks/elementwise.py. Speed = CPU time / accel time, each side timed in settled
 alternating blocks (common.medians_in_blocks).
@@ -15,7 +16,7 @@ import torch.nn.functional as F
 import torch_accel
 from common import medians_in_blocks, write_result
 
-GOALS = {"norm": 0.8, "gemm": 0.95, "scan": 0.7}
+GOALS = {"norm": 0.8, "reduce": 0.8, "gemm": 0.95, "scan": 0.7}
 
 
 def compare(name, group, fn, make_inputs, repeats=7):
@@ -71,6 +72,17 @@ def main():
         )
         results[f"rms_norm_{tag}"] = compare(
             f"rms_norm {tag} {rows}x{hidden}", "norm", lambda x, w: F.rms_norm(x, (hidden,), w), mat
+        )
+        # Row extremes (generation's argmax over the vocabulary) and a softmax along an outer
+        # dimension.
+        results[f"amax_{tag}"] = compare(
+            f"amax(-1) {tag} {rows}x{hidden}", "reduce", lambda x, w: x.amax(-1), mat
+        )
+        results[f"argmax_{tag}"] = compare(
+            f"argmax(-1) {tag} {rows}x{hidden}", "reduce", lambda x, w: x.argmax(-1), mat
+        )
+        results[f"softmax_dim0_{tag}"] = compare(
+            f"softmax(dim=0) {tag} {rows}x{hidden}", "norm", lambda x, w: torch.softmax(x, 0), mat
         )
     n = 1 << 24
     results["cumsum_float32_2e24"] = compare(
