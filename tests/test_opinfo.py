@@ -240,20 +240,9 @@ def test_float_statistics_as_cuda_returns_them(monkeypatch):
     assert result["status"] == "fail" and "not close" in result["error"]
 
 
-_SVD_LOWRANK_C64 = pytest.mark.xfail(
-    strict=True,
-    reason="rounding: in sample 11 (the draws complex randn gives since it is native) a product "
-    "with a conjugated operand, of magnitude 290, rounds under an ulp differently on accel (1.6e-5 "
-    "from complex128) and CPU (1.1e-5); the SVD after it takes the singular vectors 1.1e-5 apart, "
-    "past atol 1e-5",
-)
-
-
 @pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
-def test_randomized_ops_project_alike_on_both_sides(name, dtype, request):
-    if name == "svd_lowrank" and dtype == torch.complex64:
-        request.applymarker(_SVD_LOWRANK_C64)
+def test_randomized_ops_project_alike_on_both_sides(name, dtype):
     # Their random projection is drawn by torch.randn on the input's device: the CPU side draws
     # on accel from the same seed, so the outputs differ by rounding only (with the CPU's own
     # draws, U and V differed from accel's by up to 1.5).

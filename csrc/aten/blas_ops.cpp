@@ -77,12 +77,15 @@ struct Operand {
   at::Tensor t;  // kept alive: it may be a contiguous copy
   BlasLayout layout;
   int64_t batch_stride;
+  bool conj = false;  // the stored values' conjugates, with layout.trans (BLAS 'C')
 };
 
 Operand operand(const at::Tensor& t, bool transposed) {
   const int64_t r = t.size(-2), c = t.size(-1), s0 = t.stride(-2), s1 = t.stride(-1);
   BlasLayout l = transposed ? blasLayout(c, r, s1, s0) : blasLayout(r, c, s0, s1);
-  if (l.fits && !t.is_conj() && !t.is_neg()) return {t, l, batchStride(t)};
+  if (l.fits && !t.is_neg() && (!t.is_conj() || l.trans)) {
+    return {t, l, batchStride(t), t.is_conj()};
+  }
   at::Tensor dense = at::empty(t.sizes(), t.options());
   copyValues(dense, t);
   return operand(dense, transposed);
@@ -152,10 +155,12 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, const c
   d.n = lc.trans ? m : n;
   d.a = first.t.const_data_ptr();
   d.trans_a = first.layout.trans;
+  d.conj_a = first.conj;
   d.lda = first.layout.ld;
   d.stride_a = first.batch_stride;
   d.b = second.t.const_data_ptr();
   d.trans_b = second.layout.trans;
+  d.conj_b = second.conj;
   d.ldb = second.layout.ld;
   d.stride_b = second.batch_stride;
   int device = c.device().index();

@@ -7,6 +7,7 @@
 // handles transposed operands without copies. The direct call saves the CPU tensors and the
 // structured op around each product: a small mm cost 2.4 us more than CPU eager's before.
 #include <ATen/Context.h>
+#include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/baddbmm_cpu_dispatch.h>
 #include <ATen/ops/from_blob.h>
 #include <dlfcn.h>
@@ -133,13 +134,22 @@ void cpuGemm(const GemmDesc& d) {
   const auto type = static_cast<at::ScalarType>(d.dtype);
   at::Tensor at = transposedView(d.a, d.trans_a, d.batch, d.m, d.k, d.lda, d.stride_a, type);
   at::Tensor bt = transposedView(d.b, d.trans_b, d.batch, d.k, d.n, d.ldb, d.stride_b, type);
+  if (d.conj_a) at = at.conj();  // a lazy conjugate: the BLAS call takes it as 'C'
+  if (d.conj_b) bt = bt.conj();
   at::Tensor ct = transposedView(d.c, false, d.batch, d.m, d.n, d.ldc, d.stride_c, type);
-  // With beta == 0, baddbmm ignores c's old values, as BLAS does.
-  if (c10::isComplexType(type)) {
-    at::cpu::baddbmm_out(ct, ct, bt, at, c10::complex<double>(d.beta, d.beta_imag),
-                         c10::complex<double>(d.alpha, d.alpha_imag));
+  // With beta == 0, baddbmm and addmm ignore c's old values, as BLAS does. One product goes
+  // through addmm, as CPU's mm runs it: baddbmm sums small products in a loop of its own,
+  // which rounds otherwise.
+  const bool complex = c10::isComplexType(type);
+  const c10::Scalar beta =
+      complex ? c10::Scalar(c10::complex<double>(d.beta, d.beta_imag)) : c10::Scalar(d.beta);
+  const c10::Scalar alpha =
+      complex ? c10::Scalar(c10::complex<double>(d.alpha, d.alpha_imag)) : c10::Scalar(d.alpha);
+  if (d.batch == 1) {
+    at::Tensor c0 = ct[0];
+    at::cpu::addmm_out(c0, c0, bt[0], at[0], beta, alpha);
   } else {
-    at::cpu::baddbmm_out(ct, ct, bt, at, d.beta, d.alpha);
+    at::cpu::baddbmm_out(ct, ct, bt, at, beta, alpha);
   }
 }
 

@@ -21,6 +21,10 @@ struct GemmDesc {
   DType dtype = DType::Float;
   bool trans_a = false;
   bool trans_b = false;
+  // Complex only, with trans_x: op(X) is the conjugate transpose (BLAS 'C'), so a lazily
+  // conjugated operand (A.mH) needs no copy and rounds as CPU's BLAS call does.
+  bool conj_a = false;
+  bool conj_b = false;
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
   const void* a = nullptr;

@@ -63,7 +63,9 @@ int64_t workspaceBytes(rt::Stream stream) {
   return it->second;
 }
 
-cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+cublasOperation_t op(bool t, bool conj) {
+  return t ? (conj ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
+}
 
 bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -133,9 +135,10 @@ rt::Error gemm(const GemmDesc& d, rt::Stream stream) {
                                                    : static_cast<const void*>(beta32);
   const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), k = static_cast<int>(d.k);
   cublasStatus_t st = cublasGemmStridedBatchedEx(
-      handle, op(d.trans_a), op(d.trans_b), m, n, k, alpha, d.a, type, static_cast<int>(d.lda),
-      d.stride_a, d.b, type, static_cast<int>(d.ldb), d.stride_b, beta, d.c, type,
-      static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute, CUBLAS_GEMM_DEFAULT);
+      handle, op(d.trans_a, d.conj_a), op(d.trans_b, d.conj_b), m, n, k, alpha, d.a, type,
+      static_cast<int>(d.lda), d.stride_a, d.b, type, static_cast<int>(d.ldb), d.stride_b, beta,
+      d.c, type, static_cast<int>(d.ldc), d.stride_c, static_cast<int>(d.batch), compute,
+      CUBLAS_GEMM_DEFAULT);
   if (rt::Error e = checkCublas(st, "cublasGemmStridedBatchedEx"); e != rt::Error::Success)
     return e;
   return rt::cuda::checkLaunch("cublasGemmStridedBatchedEx");
