@@ -510,3 +510,29 @@ def test_mixed_dtype_products_raise_cpus_error_without_fallback():
     finally:
         torch_accel.set_fallback_mode(saved)
     assert torch_accel.fallback_counts() == {}
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.complex64, torch.complex128, torch.bfloat16, torch.float16]
+)
+@pytest.mark.parametrize("m,k,n", [(37, 29, 13), (2, 4, 4)])
+def test_products_round_as_cpus_mm(dtype, m, k, n):
+    # One product runs as CPU's mm runs it (small ones too, which baddbmm summed in a loop of
+    # its own), and a conjugated transposed operand goes to the BLAS as 'C', as on CPU: the
+    # same bits.
+    torch.manual_seed(0)
+    a, b = torch.randn(k, m, dtype=dtype), torch.randn(k, n, dtype=dtype)
+    c, d = torch.randn(m, n, dtype=dtype), torch.randn(n, k, dtype=dtype)
+    cases = {
+        "aH @ b": lambda a, b, c, d: a.mH @ b,
+        "conj(a).T @ b": lambda a, b, c, d: a.conj().mT.contiguous() @ b,
+        "aT @ b": lambda a, b, c, d: a.mT @ b,
+        "aT @ dH": lambda a, b, c, d: a.mT @ d.mH,
+        "bmm aH": lambda a, b, c, d: torch.bmm(a.mH.expand(2, -1, -1), b.expand(2, -1, -1)),
+        "addmm": lambda a, b, c, d: torch.addmm(c, a.mH, b, beta=0.5, alpha=2),
+    }
+    for name, f in cases.items():
+        want = f(a, b, c, d)
+        got = f(*(t.to("accel") for t in (a, b, c, d)))
+        assert torch.equal(got.cpu(), want), name
+    assert torch_accel.fallback_counts() == {}
