@@ -63,7 +63,8 @@ A laneMax(const T* x, int64_t n) {
     Vector<float, kLanes> acc;
     for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
     for (; j + kLanes <= n; j += kLanes) {
-      const Vector<float, kLanes> v = loadVector<float, kLanes>(x + j);
+      Vector<float, kLanes> v;
+      loadVector<float, kLanes>(x + j, v);
       acc = v > acc ? v : acc;
     }
     for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;

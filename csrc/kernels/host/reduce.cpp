@@ -75,7 +75,8 @@ __attribute__((always_inline)) inline typename R::acc_t extremeValueBlock(const 
   for (int l = 0; l < L; ++l) acc[l] = nan[l] = r.identity();
   int64_t k = 0;
   for (; k + L <= n; k += L) {
-    const V v = loadVector<A, L>(p + k);
+    V v;
+    loadVector<A, L>(p + k, v);
     if constexpr (IsExtremeValue<R>::kMax) {
       acc = v > acc ? v : acc;
     } else {
@@ -110,7 +111,8 @@ __attribute__((always_inline)) inline typename R::acc_t extremeIndexedBlock(cons
   const bool nan = target != target;
   int64_t k = 0;
   for (; k + L <= n; k += L) {
-    const V v = loadVector<A, L>(p + k);
+    V v;
+    loadVector<A, L>(p + k, v);
     const auto hit = nan ? v != v : v == target;
     bool any = false;
     for (int l = 0; l < L; ++l) any |= hit[l] != 0;

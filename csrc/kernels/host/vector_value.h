@@ -32,10 +32,10 @@ inline A loadCast(T v) {
   }
 }
 
-// p[0..N) as N lanes of A; bfloat16 widened in vector registers.
+// p[0..N) as N lanes of A into v; bfloat16 widened in vector registers. (An out parameter: a
+// vector returned by value would take another ABI in the builds without AVX-512.)
 template <class A, int N, class T>
-inline Vector<A, N> loadVector(const T* p) {
-  Vector<A, N> v;
+inline void loadVector(const T* p, Vector<A, N>& v) {
   if constexpr (std::is_same_v<T, A>) {
     std::memcpy(&v, p, sizeof v);
   } else if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<A, float>) {
@@ -46,7 +46,6 @@ inline Vector<A, N> loadVector(const T* p) {
   } else {
     for (int l = 0; l < N; ++l) v[l] = castTo<A>(p[l]);
   }
-  return v;
 }
 
 }  // namespace accel::kernels::host
