@@ -27,35 +27,55 @@ namespace {
 
 // ---- nonzero ------------------------------------------------------------------------------
 
+// nonzero's two launches (kernels/index.h): the chunks' counts, which leave their offsets in
+// the workspace and the total in a device scalar, then the coordinates, written from those
+// offsets into `result`'s rows, at most `limit` of them.
+struct NonzeroPasses {
+  const at::Tensor& self;  // not complex, at most kMaxDims dims, not empty
+  int device = self.device().index();
+  rt::Stream stream = currentRuntimeStream(device);
+  kernels::ElementwiseDesc d = rowMajorDesc(self);
+  at::Tensor workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
+                                   self.options().dtype(at::kByte));
+
+  at::Tensor count() {
+    at::Tensor total = at::empty({1}, self.options().dtype(at::kLong));
+    ACCEL_RT_CHECK(
+        kernels::indexTable().nonzero_count(d, total.data_ptr<int64_t>(),
+                                            static_cast<char*>(workspace.data_ptr()), stream),
+        device);
+    return total;
+  }
+  void write(at::Tensor& result, int64_t limit) {
+    ACCEL_RT_CHECK(kernels::indexTable().nonzero(
+                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1), limit,
+                       static_cast<const char*>(workspace.data_ptr()), stream),
+                   device);
+  }
+};
+
+// A complex element is nonzero when either part is: the positions of self != 0.
+at::Tensor nonzeroInput(const at::Tensor& self, const char* op) {
+  TORCH_CHECK(self.dim() <= kernels::kMaxDims, op, " is not supported for tensors with more than ",
+              kernels::kMaxDims, " dimensions");
+  return self.is_complex() ? at::ne(self, 0) : self;
+}
+
 struct Nonzero {
   static bool native(const at::Tensor& self) {
     return kernelSupports(self.scalar_type()) || kernelSupportsComplex(self.scalar_type());
   }
   static at::Tensor compute(const at::Tensor& self_, const Output& out) {
-    // A complex element is nonzero when either part is: the positions of self != 0.
-    const at::Tensor self = self_.is_complex() ? at::ne(self_, 0) : self_;
     TORCH_CHECK(!out.isGiven() || out.tensor().scalar_type() == at::kLong,
                 "nonzero: Expected out tensor to have scalar type Long but got scalar type",
                 out.tensor().scalar_type());
-    TORCH_CHECK(self.dim() <= kernels::kMaxDims,
-                "nonzero is not supported for tensors with more than ", kernels::kMaxDims,
-                " dimensions");
+    const at::Tensor self = nonzeroInput(self_, "nonzero");
     SyncPointScope sync("aten::nonzero");  // the output's shape needs the count on the host
-    const int device = self.device().index();
-    rt::Stream stream = currentRuntimeStream(device);
-    const kernels::ElementwiseDesc d = rowMajorDesc(self);
-    // The chunks' counts, then their offsets, which the second launch writes from.
-    at::Tensor workspace;
+    std::optional<NonzeroPasses> passes;
     int64_t count = 0;
     if (self.numel() > 0) {
-      workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
-                            self.options().dtype(at::kByte));
-      at::Tensor dev_count = at::empty({1}, self.options().dtype(at::kLong));
-      ACCEL_RT_CHECK(
-          kernels::indexTable().nonzero_count(d, dev_count.data_ptr<int64_t>(),
-                                              static_cast<char*>(workspace.data_ptr()), stream),
-          device);
-      count = dev_count.cpu().item<int64_t>();
+      passes.emplace(NonzeroPasses{self});
+      count = passes->count().cpu().item<int64_t>();
     }
     // The functional form is column-major, strides (1, count), as on CPU and CUDA (the fake
     // kernel predicts it and compiled code asserts it); out= keeps the given tensor's rows.
@@ -66,10 +86,7 @@ struct Nonzero {
             : at::empty_strided({count, self.dim()}, {1, count}, self.options().dtype(at::kLong));
     out.checkNoOverlap({self_});
     if (count == 0 || self.dim() == 0) return out.finish(result);
-    ACCEL_RT_CHECK(kernels::indexTable().nonzero(
-                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1), count,
-                       static_cast<const char*>(workspace.data_ptr()), stream),
-                   device);
+    passes->write(result, count);
     return out.finish(result);
   }
 };
@@ -81,9 +98,7 @@ struct NonzeroStatic {
   static at::Tensor compute(const at::Tensor& self_, int64_t size, int64_t fill_value,
                             const Output& out) {
     TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
-    TORCH_CHECK(self_.dim() <= kernels::kMaxDims, "nonzero_static is not supported for tensors ",
-                "with more than ", kernels::kMaxDims, " dimensions");
-    const at::Tensor self = self_.is_complex() ? at::ne(self_, 0) : self_;
+    const at::Tensor self = nonzeroInput(self_, "nonzero_static");
     const auto options = self.options().dtype(at::kLong);
     at::Tensor result = out.isGiven() ? out.allocate({size, self.dim()}, options,
                                                      Output::DTypeRule::Exact, /*contiguous=*/true)
@@ -92,20 +107,9 @@ struct NonzeroStatic {
     result.fill_(fill_value);
     // A 0-d input has no coordinates to write; an empty one no nonzero element.
     if (size == 0 || self.numel() == 0 || self.dim() == 0) return out.finish(result);
-    const int device = self.device().index();
-    rt::Stream stream = currentRuntimeStream(device);
-    const kernels::ElementwiseDesc d = rowMajorDesc(self);
-    at::Tensor workspace = at::empty({kernels::indexTable().compact_workspace_bytes(d, stream)},
-                                     self.options().dtype(at::kByte));
-    at::Tensor count = at::empty({1}, options);  // unread: the offsets are what nonzero takes
-    ACCEL_RT_CHECK(
-        kernels::indexTable().nonzero_count(d, count.data_ptr<int64_t>(),
-                                            static_cast<char*>(workspace.data_ptr()), stream),
-        device);
-    ACCEL_RT_CHECK(kernels::indexTable().nonzero(
-                       d, result.data_ptr<int64_t>(), result.stride(0), result.stride(1), size,
-                       static_cast<const char*>(workspace.data_ptr()), stream),
-                   device);
+    NonzeroPasses passes{self};
+    passes.count();  // unread: its offsets are what the write takes
+    passes.write(result, size);
     return out.finish(result);
   }
 };

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise.h"
+#include "kernels/reduce_math.h"
 #include "kernels/fill.h"
 #include "kernels/orthogonal_polynomials.h"
 #include "kernels/special_math.h"
@@ -151,12 +152,13 @@ template <class T, bool Log2>
 struct LogAddExpOp {
   using compute_t = T;
   ACCEL_HD T operator()(T a, T b) const {
-    if (std::isinf(a) && a == b) return a;
-    const T m = a > b ? a : b, d = -std::fabs(a - b);
-    if constexpr (Log2)
+    if constexpr (Log2) {
+      if (std::isinf(a) && a == b) return a;
+      const T m = a > b ? a : b, d = -std::fabs(a - b);
       return m + std::log1p(std::exp2(d)) * T(1.4426950408889634);
-    else
-      return m + std::log1p(std::exp(d));
+    } else {
+      return logAddExp(a, b);
+    }
   }
 };
 

@@ -341,8 +341,8 @@ struct NormReducer {
     }
   }
   ACCEL_HD Acc combine(Acc a, Acc b) const {
-    if (kind == Inf) return (isNan(b) || b > a) ? b : a;
-    if (kind == NegInf) return (isNan(b) || b < a) ? b : a;
+    if (kind == Inf) return ExtremeValueReducer<Acc, true>{}.combine(a, b);
+    if (kind == NegInf) return ExtremeValueReducer<Acc, false>{}.combine(a, b);
     return a + b;
   }
   ACCEL_HD void write(Acc a, const ReduceDesc& d, const int64_t (&off)[2]) const {
@@ -812,18 +812,10 @@ struct ExtremeScan {
   }
 };
 
-// logcumsumexp: log(e^a + e^x) as max + log1p(e^(min - max)) in cumsum's accumulator, so the
-// largest term never overflows. NaN propagates, equal infinities stay themselves (ATen's CPU
-// rule).
+// logcumsumexp: logAddExp (reduce_math.h) in cumsum's accumulator.
 template <class T>
 struct LogSumExpScan {
   using acc_t = ScanAcc<T>;
-  ACCEL_HD static acc_t logAddExp(acc_t a, acc_t x) {
-    if (isNan(x)) return x;
-    if (std::isinf(a) && a == x) return a;
-    const acc_t lo = a < x ? a : x, hi = a < x ? x : a;
-    return hi + std::log1p(std::exp(lo - hi));
-  }
   ACCEL_HD acc_t identity() const { return -acc_t(INFINITY); }
   ACCEL_HD acc_t step(acc_t a, T x, int64_t) const { return logAddExp(a, castTo<acc_t>(x)); }
   ACCEL_HD acc_t combine(acc_t a, acc_t b) const { return logAddExp(a, b); }
@@ -834,9 +826,6 @@ inline rt::Error validateScan(const ScanDesc& d) {
   if (!isSupported(d.dtype) || d.outer < 0 || d.n < 0 || d.inner < 0)
     return rt::Error::InvalidValue;
   if ((d.op == ScanOp::Max || d.op == ScanOp::Min) && d.indices == nullptr)
-    return rt::Error::InvalidValue;
-  if (d.op == ScanOp::LogSumExp && d.dtype != DType::Float && d.dtype != DType::Double &&
-      d.dtype != DType::Half && d.dtype != DType::BFloat16)
     return rt::Error::InvalidValue;
   return rt::Error::Success;
 }

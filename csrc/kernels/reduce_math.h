@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -40,6 +41,15 @@ ACCEL_HD inline T lowestOf() {
     return T(0);
   else
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (8 * sizeof(T) - 1));
+}
+
+// log(e^a + e^b) as max + log1p(e^-|a - b|), so the larger term never overflows; equal
+// infinities are themselves, and a NaN stays NaN (logaddexp, and logcumsumexp's step).
+template <class T>
+ACCEL_HD inline T logAddExp(T a, T b) {
+  if (std::isinf(a) && a == b) return a;
+  const T m = a > b ? a : b, d = -std::fabs(a - b);
+  return m + std::log1p(std::exp(d));
 }
 
 template <class T>

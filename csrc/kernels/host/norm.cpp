@@ -52,35 +52,11 @@ inline T storeCast(A v) {
   }
 }
 
-// The max of x[0..n) for softmax, ignoring NaN: a NaN element makes the row's exp sum NaN,
-// and so every output NaN, either way (as in ATen). In float, the lanes are one vector value
-// (vector_value.h).
-template <class T, class A = OpMath<T>>
-A laneMax(const T* x, int64_t n) {
-  int64_t j = 0;
-  A m = lowestOf<A>();
-  if constexpr (std::is_same_v<A, float>) {
-    Vector<float, kLanes> acc;
-    for (int l = 0; l < kLanes; ++l) acc[l] = lowestOf<A>();
-    for (; j + kLanes <= n; j += kLanes) {
-      Vector<float, kLanes> v;
-      loadVector<float, kLanes>(x + j, v);
-      acc = v > acc ? v : acc;
-    }
-    for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
-  }
-  for (; j < n; ++j) {
-    const A v = loadCast<A>(x[j]);
-    m = v > m ? v : m;
-  }
-  return m;
-}
-
 // One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
 template <class T, class A>
 __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n, A* eb,
                                                                bool log) {
-  const A m = laneMax(xr, n);
+  const A m = vectorExtreme<true, A>(xr, n);  // a NaN makes every output NaN, as in ATen
   for (int64_t j = 0; j < n; ++j) eb[j] = vexp(castTo<A>(xr[j]) - m);
   const A s = laneSum<A>(n, [eb](int64_t j) { return eb[j]; });
   if (log) {

@@ -56,8 +56,9 @@ typename R::acc_t laneBlock(const R& r, const char* p, int64_t step, int64_t j, 
   return lane[0];
 }
 
-// A dense block of amax/amin (ExtremeValueReducer) in floating point: the lanes are one vector
-// value, which GCC compiles to vector max/min (over an array of lanes, to scalar compares).
+// amax/amin (ExtremeValueReducer) and max/min with indices in floating point take their dense
+// runs whole to vector code (vector_value.h): GCC compiles a max over an array of lanes to
+// scalar compares.
 template <class R>
 struct IsExtremeValue : std::false_type {};
 template <class In, bool IsMax>
@@ -65,32 +66,7 @@ struct IsExtremeValue<ExtremeValueReducer<In, IsMax>> : std::true_type {
   static constexpr bool kMax = IsMax;
 };
 
-template <class R, class In>
-__attribute__((always_inline)) inline typename R::acc_t extremeValueBlock(const R& r, const In* p,
-                                                                          int64_t n) {
-  using A = typename R::acc_t;
-  constexpr int L = 64 / sizeof(A);  // one AVX-512 register
-  using V = Vector<A, L>;
-  V acc, nan;  // nan: each lane's NaN if it met one, else the identity
-  for (int l = 0; l < L; ++l) acc[l] = nan[l] = r.identity();
-  int64_t k = 0;
-  for (; k + L <= n; k += L) {
-    V v;
-    loadVector<A, L>(p + k, v);
-    if constexpr (IsExtremeValue<R>::kMax) {
-      acc = v > acc ? v : acc;
-    } else {
-      acc = v < acc ? v : acc;
-    }
-    nan = v != v ? v : nan;  // NaN wins: kept aside, and merged last
-  }
-  A a = r.identity();
-  for (int l = 0; l < L; ++l) a = r.combine(r.combine(a, acc[l]), nan[l]);
-  for (; k < n; ++k) a = r.reduce(a, p[k], k);
-  return a;
-}
-
-// The same for max/min with indices (ExtremeReducer): the extreme value first (a NaN if there
+// Max/min with indices (ExtremeReducer): the extreme value first (a NaN if there
 // is one, as the reducer prefers NaN), then the first element equal to it, searched a vector
 // at a time. That is the sequential result: ties and NaNs go to the lower index. j0 is p[0]'s
 // index.
@@ -98,7 +74,7 @@ template <class R>
 struct IsExtremeIndexed : std::false_type {};
 template <class In, bool IsMax>
 struct IsExtremeIndexed<ExtremeReducer<In, IsMax>> : std::true_type {
-  using Value = ExtremeValueReducer<In, IsMax>;
+  static constexpr bool kMax = IsMax;
 };
 
 template <class R, class In>
@@ -107,7 +83,7 @@ __attribute__((always_inline)) inline typename R::acc_t extremeIndexedBlock(cons
   using A = decltype(R::acc_t::v);
   constexpr int L = 64 / sizeof(A);
   using V = Vector<A, L>;
-  const A target = extremeValueBlock(typename IsExtremeIndexed<R>::Value{}, p, n);
+  const A target = vectorExtreme<IsExtremeIndexed<R>::kMax, A>(p, n);
   const bool nan = target != target;
   int64_t k = 0;
   for (; k + L <= n; k += L) {
@@ -158,7 +134,7 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
           const int64_t first = j, run = e - j;
           total.push(r, inWidestLanes([&] {
                        if constexpr (IsExtremeValue<R>::value) {
-                         return extremeValueBlock(r, p, run);
+                         return vectorExtreme<IsExtremeValue<R>::kMax, typename R::acc_t>(p, run);
                        } else {
                          return extremeIndexedBlock(r, p, first, run);
                        }

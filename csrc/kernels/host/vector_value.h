@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/dtype.h"
+#include "kernels/reduce_math.h"
 
 namespace accel::kernels::host {
 
@@ -46,6 +47,32 @@ inline void loadVector(const T* p, Vector<A, N>& v) {
   } else {
     for (int l = 0; l < N; ++l) v[l] = castTo<A>(p[l]);
   }
+}
+
+// The max (IsMax) or min of p[0..n) in A, a NaN if there is one (amax's rule), with one
+// AVX-512 register of lanes (where the caller is compiled for it).
+template <bool IsMax, class A, class T>
+__attribute__((always_inline)) inline A vectorExtreme(const T* p, int64_t n) {
+  constexpr int L = 64 / sizeof(A);
+  const A identity = IsMax ? lowestOf<A>() : highestOf<A>();
+  Vector<A, L> acc, nan;  // nan: each lane's NaN if it met one, else the identity
+  for (int l = 0; l < L; ++l) acc[l] = nan[l] = identity;
+  int64_t k = 0;
+  for (; k + L <= n; k += L) {
+    Vector<A, L> v;
+    loadVector<A, L>(p + k, v);
+    if constexpr (IsMax) {
+      acc = v > acc ? v : acc;
+    } else {
+      acc = v < acc ? v : acc;
+    }
+    nan = v != v ? v : nan;
+  }
+  auto merge = [](A a, A b) { return (isNan(b) || (IsMax ? b > a : b < a)) ? b : a; };
+  A a = identity;
+  for (int l = 0; l < L; ++l) a = merge(merge(a, acc[l]), nan[l]);
+  for (; k < n; ++k) a = merge(a, loadCast<A>(p[k]));
+  return a;
 }
 
 }  // namespace accel::kernels::host
