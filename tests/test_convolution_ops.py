@@ -200,6 +200,29 @@ def test_unfold_fold_match_cpu(case):
     no_fallback()
 
 
+@pytest.mark.parametrize(
+    "case",
+    UNFOLD_CASES
+    + [
+        ((2, 4, 16, 16), dict(kernel_size=3, padding=1)),  # a ResNet 3x3's input gradient
+        ((1, 3, 8, 11), dict(kernel_size=(5, 3), padding=(2, 1), dilation=(1, 2))),
+        ((1, 2, 5, 4), dict(kernel_size=(3, 7), padding=(1, 3))),  # window wider than the image
+    ],
+    ids=lambda c: f"{c[0]}-{c[1]}",
+)
+def test_fold_adds_in_cpus_order(case):
+    """F.fold sums each image element's window entries in kernel-offset order, as CPU's
+    col2im does: float32 results are CPU's bits, on the whole-plane path (stride 1, full-width
+    output) and the element path alike."""
+    xs, kw = case
+    out = xs[-2:]
+    cols = F.unfold(torch.zeros(xs), **kw)
+    cols = torch.randn(cols.shape, generator=torch.Generator().manual_seed(9))
+    got = F.fold(cols.to("accel"), output_size=out, **kw).cpu()
+    torch.testing.assert_close(got, F.fold(cols, output_size=out, **kw), rtol=0, atol=0)
+    no_fallback()
+
+
 def test_unfold_fold_bad_shapes_raise_like_cpu():
     for device in ("cpu", "accel"):
         x = torch.randn(1, 2, 3, 3, device=device)

@@ -196,15 +196,10 @@ struct Col2imOp {
     for (int64_t t = 0; t < m; ++t) dst[t * s[4]] = castTo<T>(acc[t]);
   }
 
-  // Elements j0 .. j1 of line i1, in segments of at most Chunk.
-  ACCEL_HD void span(T* img, const T* cols, int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
-    for (; j0 < j1; j0 += Chunk) segment(img, cols, i0, i1, j0, j1 - j0 < Chunk ? j1 - j0 : Chunk);
-  }
-
   // A whole plane when denseShift() and the sums are in T itself (float, double): every
-  // kernel offset's column plane, shifted, is added to the image plane in one contiguous run
-  // (in offset order, as segment() adds), then the columns that run wrapped neighbouring
-  // lines into (those some offset's window leaves) are recomputed by segment().
+  // kernel offset's column plane, shifted, is added to the image plane line by line over the
+  // columns its window reaches, in offset order (the order segment() adds in, so the same
+  // sums). Each line's run is contiguous on both sides and vectorises.
   ACCEL_HD void shiftedSums(T* img, const T* cols, int64_t i0) const {
     const int64_t w = d.in[2], lines = d.in[1], L = d.positions();
     for (int64_t e = 0; e < lines * w; ++e) img[e] = T(0);
@@ -214,29 +209,22 @@ struct Col2imOp {
       for (int64_t k1 = 0; k1 < d.kernel[1]; ++k1) {
         // Image line i1 takes column line i1 + shift1: lines [p, q) have one.
         const int64_t shift1 = d.padding[1] - k1 * d.dilation[1];
-        int64_t p = shift1 < 0 ? -shift1 : 0, q = d.out[1] - shift1;
-        if (q > lines) q = lines;
-        if (p > lines) p = lines;
-        if (q < p) q = p;
+        int64_t p = 0, q = lines;
+        validRange(d.out[1], 1, shift1, &p, &q);
         const T* plane = cols + ((k0 * d.kernel[1] + k1) * d.kernel[2]) * L +
                          t0 / d.stride[0] * d.out[1] * d.out[2];
         for (int64_t k2 = 0; k2 < d.kernel[2]; ++k2, plane += L) {
-          const int64_t off = shift1 * w + d.padding[2] - k2 * d.dilation[2];
-          int64_t e0 = p * w, e1 = q * w;
-          if (e0 < -off) e0 = -off;
-          if (e1 > d.out[1] * w - off) e1 = d.out[1] * w - off;
-          for (int64_t e = e0; e < e1; ++e) img[e] += plane[e + off];
+          // Image column j takes column entry j + shift2: columns [a, b) have one.
+          const int64_t shift2 = d.padding[2] - k2 * d.dilation[2];
+          int64_t a = 0, b = w;
+          validRange(d.out[2], 1, shift2, &a, &b);
+          for (int64_t i1 = p; i1 < q; ++i1) {
+            T* dst = img + i1 * w;
+            const T* src = plane + (i1 + shift1) * w + shift2;
+            for (int64_t j = a; j < b; ++j) dst[j] += src[j];
+          }
         }
       }
-    }
-    // Columns [lo, hi) take every offset's entry from their own line.
-    int64_t lo = (d.kernel[2] - 1) * d.dilation[2] - d.padding[2], hi = w - d.padding[2];
-    if (lo < 0) lo = 0;
-    if (lo > w) lo = w;
-    if (hi < lo) hi = lo;
-    for (int64_t i1 = 0; i1 < lines; ++i1) {
-      span(img, cols, i0, i1, 0, lo);
-      span(img, cols, i0, i1, hi, w);
     }
   }
 

@@ -262,7 +262,9 @@ struct Executor {
     return launch(stream, rows * width, [rows, width, f] {
       rt::host::parallelFor(0, rows, std::max<int64_t>(1, kGrain / width),
                             [&](int64_t b, int64_t e) {
-                              for (int64_t r = b; r < e; ++r) f(r, 0, width);
+                              inWidestLanes([&] {
+                                for (int64_t r = b; r < e; ++r) f(r, 0, width);
+                              });
                             });
     });
   }
