@@ -81,3 +81,41 @@ def test_unique_scalar_empty_and_sorted_false():
     x = torch.tensor([5, 1, 5, 3])
     assert torch.unique(x.to("accel"), sorted=False).cpu().tolist() == [1, 3, 5]
     no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_unique_along_dim(dtype, consecutive):
+    """unique / unique_consecutive with dim: slices compared whole, sorted lexicographically
+    (ties between equal leading entries broken by the later ones), in CPU's output layout."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(0, 2, (6, 3, 4), generator=g)
+    x = torch.cat([x, x[:2]], 0)  # repeated slices along dim 0
+    x = x > 0 if dtype == torch.bool else x.to(dtype)
+    op = torch.unique_consecutive if consecutive else torch.unique
+    for dim in (0, 1, -1):
+        got = op(x.to("accel"), dim=dim, return_inverse=True, return_counts=True)
+        want = op(x, dim=dim, return_inverse=True, return_counts=True)
+        for g_, w_ in zip(got, want):
+            assert g_.stride() == w_.stride()
+            torch.testing.assert_close(g_.cpu(), w_)
+    rows = torch.tensor([[1, 9], [0, 5], [1, 2], [0, 5], [1, 2]]).to(dtype)
+    torch.testing.assert_close(
+        torch.unique(rows.to("accel"), dim=0).cpu(), torch.unique(rows, dim=0)
+    )
+    no_fallback()
+
+
+def test_unique_along_dim_nan_and_empty():
+    nan = float("nan")
+    x = torch.tensor([[1.0, nan], [1.0, nan], [0.0, 2.0], [0.0, 2.0]])
+    got = torch.unique(x.to("accel"), dim=0, return_counts=True)
+    want = torch.unique(x, dim=0, return_counts=True)
+    for g_, w_ in zip(got, want):  # rows with NaN equal nothing
+        torch.testing.assert_close(g_.cpu(), w_, equal_nan=True)
+    assert torch.unique(torch.empty(0, 3).to("accel"), dim=0).shape == (0, 3)
+    with pytest.raises(RuntimeError, match="0 sized dimensions, and they aren't selected"):
+        torch.unique(torch.empty(0, 3).to("accel"), dim=1)
+    with pytest.raises(RuntimeError, match="Number of zero sized dimensions is more than one"):
+        torch.unique_consecutive(torch.empty(0, 0).to("accel"), dim=0)
+    no_fallback()
