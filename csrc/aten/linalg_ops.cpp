@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aten/elementwise_desc.h"
+#include "aten/linalg_factor.h"
 #include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -21,15 +22,13 @@ namespace {
 
 using at::Tensor;
 
-bool solvable(c10::ScalarType t) { return t == at::kFloat || t == at::kDouble; }
-
 bool overlaps(const Tensor& a, const Tensor& b) {
   return at::get_overlap_status(a, b) != at::MemOverlapStatus::No;
 }
 
 struct SolveTriangular {
   static bool native(const Tensor& A, const Tensor& B, bool, bool, bool) {
-    return solvable(A.scalar_type()) && solvable(B.scalar_type()) && B.is_privateuseone() &&
+    return factorable(A.scalar_type()) && factorable(B.scalar_type()) && B.is_privateuseone() &&
            A.device() == B.device();
   }
   static Tensor compute(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit,

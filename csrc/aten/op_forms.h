@@ -274,6 +274,18 @@ struct OutForm<Op, Types<A...>, 2> {
   }
 };
 
+// An out= schema with several results returns its out tensors: after a fallback call, the
+// mutable tensor arguments, in order.
+template <class R>
+struct IsTensorRefTuple : std::false_type {};
+template <class... T>
+struct IsTensorRefTuple<std::tuple<T...>> : std::conjunction<std::is_same<T, at::Tensor&>...> {};
+inline std::tuple<at::Tensor&> refIfMutable(at::Tensor& t) { return {t}; }
+template <class T>
+std::tuple<> refIfMutable(const T&) {
+  return {};
+}
+
 // A single-schema op: compute() has the schema's signature.
 template <class Op, class F = decltype(&Op::compute)>
 struct Single;
@@ -288,6 +300,8 @@ struct Single<Op, R (*)(A...)> {
       return;
     } else if constexpr (std::is_same_v<R, at::Tensor&>) {
       return mutatedArgument(a...);
+    } else if constexpr (IsTensorRefTuple<R>::value) {
+      return std::tuple_cat(refIfMutable(a)...);
     } else {
       return resultsOf<R>(stack);
     }

@@ -1,9 +1,18 @@
-// The linear algebra family: the triangular solve of linalg.solve_triangular. The aten layer
-// (aten/linalg_ops.cpp) reduces every form to A X = B with a lower or upper A and X holding B on
-// entry, the batch flattened, any element strides (X A = B is A^T X^T = B^T: swapped strides).
+// The linear algebra family: the triangular solve of linalg.solve_triangular, the LU
+// factorization with partial pivoting, the row exchanges that apply its pivots, and the
+// Cholesky factorization. The aten layer (aten/linalg_ops.cpp) reduces every form to these on a
+// flattened batch with any element strides (a transpose is swapped strides), and builds the
+// solves, inverses and determinants from them.
+//
+// The factorizations are right-looking, one column k per step: a launch with one index per
+// matrix takes the step's pivot and scales the column below it, a second one updates the rest
+// of the panel with one index per element. A panel is a range of columns; the aten layer
+// (aten/linalg_factor.cpp) updates the matrix right of it with a GEMM. A step's launches are
+// ordered on the stream, so a factorization is 2 * n launches however large the batch.
 #pragma once
 
 #include "kernels/dtype.h"
+#include "kernels/reduce_math.h"
 
 namespace accel::kernels {
 
@@ -46,8 +55,185 @@ struct TriangularSolveOp {
   int64_t elementsPerIndex() const { return d.n * (d.n + 1) / 2; }
 };
 
+// A batch of m x n matrices factored in place as P A = L U (L unit lower, its multipliers below
+// the diagonal; U on and above it), with LAPACK's getrf conventions: pivots[k] is the 1-based row
+// that row k was exchanged with at step k, info the 1-based column of the first zero pivot (0:
+// none). The aten layer zeroes info first.
+struct LuDesc {
+  DType dtype = DType::Float;  // Float or Double
+  int64_t batch = 0, m = 0, n = 0;
+  char* a = nullptr;  // [batch, m, n], factored in place
+  int64_t a_batch = 0, a_row = 0, a_col = 0;
+  int32_t* pivots = nullptr;  // [batch, min(m, n)], contiguous
+  int32_t* info = nullptr;    // [batch]
+  bool pivot = true;          // false: no row exchanges (pivots[k] = k + 1)
+  // The panel: the steps run for k in [panel_begin, panel_end), each exchanging rows and
+  // updating columns inside the panel only (the aten layer applies the panel's row exchanges to
+  // the other columns afterwards, a column at a time, as LAPACK's laswp does).
+  int64_t panel_begin = 0, panel_end = 0;
+  int64_t k = 0;  // the step's column (set by the launch)
+
+  ACCEL_HD int64_t steps() const { return m < n ? m : n; }
+};
+
+template <class T>
+ACCEL_HD T& luEntry(const LuDesc& d, int64_t b, int64_t i, int64_t j) {
+  return reinterpret_cast<T*>(d.a)[b * d.a_batch + i * d.a_row + j * d.a_col];
+}
+
+// Step k of one matrix: the pivot is the first largest |a_ik|, i >= k (BLAS's idamax); its row
+// is exchanged with row k across the panel and the column below is divided by it. A zero pivot
+// (a column of zeros below the diagonal) is recorded and leaves the column as it is.
+template <class T>
+struct LuPivotOp {
+  LuDesc d;
+  ACCEL_HD bool operator()(int64_t b) const {
+    const int64_t k = d.k;
+    int64_t p = k;
+    if (d.pivot) {
+      T best = mabs(luEntry<T>(d, b, k, k));
+      for (int64_t i = k + 1; i < d.m; ++i) {
+        const T v = mabs(luEntry<T>(d, b, i, k));
+        if (v > best) {
+          best = v;
+          p = i;
+        }
+      }
+    }
+    d.pivots[b * d.steps() + k] = static_cast<int32_t>(p + 1);
+    const T pivot = luEntry<T>(d, b, p, k);
+    if (pivot == T(0)) {
+      if (d.info[b] == 0) d.info[b] = static_cast<int32_t>(k + 1);
+      return true;
+    }
+    if (p != k) {
+      for (int64_t j = d.panel_begin; j < d.panel_end; ++j) {
+        const T t = luEntry<T>(d, b, k, j);
+        luEntry<T>(d, b, k, j) = luEntry<T>(d, b, p, j);
+        luEntry<T>(d, b, p, j) = t;
+      }
+    }
+    for (int64_t i = k + 1; i < d.m; ++i) luEntry<T>(d, b, i, k) /= pivot;
+    return true;
+  }
+  int64_t elementsPerIndex() const { return d.m + d.panel_end - d.panel_begin; }
+};
+
+// Rows per index of a step's update: a run down a column (contiguous in the column-major LU)
+// per index, many of them for CUDA's threads.
+constexpr int64_t kStepRows = 64;
+ACCEL_HD inline int64_t stepRowChunks(int64_t rows) { return (rows + kStepRows - 1) / kStepRows; }
+
+// What one index of step k's update covers: matrix b, column j (k < j < panel_end) and the
+// rows [first, last) of a run of kStepRows rows below k (rows: the matrix's row count).
+struct StepRun {
+  int64_t b, j, first, last;
+  ACCEL_HD StepRun(const LuDesc& d, int64_t rows, int64_t idx) {
+    const int64_t chunks = stepRowChunks(rows - d.k - 1), cols = d.panel_end - d.k - 1;
+    first = d.k + 1 + idx % chunks * kStepRows;
+    last = first + kStepRows < rows ? first + kStepRows : rows;
+    idx /= chunks;
+    j = d.k + 1 + idx % cols;
+    b = idx / cols;
+  }
+};
+
+// Step k's update of the panel, one index per StepRun: a_ij -= l_ik u_kj.
+template <class T>
+struct LuUpdateOp {
+  LuDesc d;
+  ACCEL_HD bool operator()(int64_t idx) const {
+    const StepRun r(d, d.m, idx);
+    const T u = luEntry<T>(d, r.b, d.k, r.j);
+    for (int64_t i = r.first; i < r.last; ++i)
+      luEntry<T>(d, r.b, i, r.j) -= luEntry<T>(d, r.b, i, d.k) * u;
+    return true;
+  }
+  int64_t elementsPerIndex() const { return kStepRows; }
+};
+
+// The row exchanges of an LU's pivots applied to X [batch, n, cols] (in order: P^T X, as
+// getrs does before its solves; in reverse order: P X, which on the identity is lu_unpack's P).
+// One index per column of X.
+struct RowSwapDesc {
+  DType dtype = DType::Float;
+  int64_t batch = 0, n = 0, cols = 0;
+  int64_t first = 0;                // swap s exchanges row first + s with row pivots[s] - 1
+  int64_t swaps = 0;                // swaps per matrix: first + swaps <= n
+  const int32_t* pivots = nullptr;  // [batch, pivot_stride], 1-based
+  int64_t pivot_stride = 0;
+  char* x = nullptr;
+  int64_t x_batch = 0, x_row = 0, x_col = 0;
+  bool reverse = false;
+};
+
+template <class T>
+struct RowSwapOp {
+  RowSwapDesc d;
+  // false for a pivot outside [1, n]: the host driver reports it instead of writing wild.
+  ACCEL_HD bool operator()(int64_t i) const {
+    const int64_t b = i / d.cols, j = i % d.cols;
+    const int32_t* piv = d.pivots + b * d.pivot_stride;
+    T* x = reinterpret_cast<T*>(d.x) + b * d.x_batch + j * d.x_col;
+    for (int64_t s = 0; s < d.swaps; ++s) {
+      const int64_t q = d.reverse ? d.swaps - 1 - s : s, r = d.first + q;
+      const int64_t p = piv[q] - 1;
+      if (p < 0 || p >= d.n) return false;
+      if (p != r) {
+        const T t = x[r * d.x_row];
+        x[r * d.x_row] = x[p * d.x_row];
+        x[p * d.x_row] = t;
+      }
+    }
+    return true;
+  }
+  int64_t elementsPerIndex() const { return d.swaps; }
+};
+
+// A batch of n x n symmetric positive-definite matrices factored in place as A = L L^T from
+// their lower triangle (the upper one is never read or written), with LAPACK's potrf
+// conventions: info is the 1-based order of the first leading minor that is not positive
+// definite, where that matrix's factorization stops. LuDesc's fields, m == n, no pivots.
+template <class T>
+struct CholeskyPivotOp {
+  LuDesc d;
+  ACCEL_HD bool operator()(int64_t b) const {
+    if (d.info[b] != 0) return true;
+    const int64_t k = d.k;
+    const T diag = luEntry<T>(d, b, k, k);
+    if (!(diag > T(0))) {  // NaN too
+      d.info[b] = static_cast<int32_t>(k + 1);
+      return true;
+    }
+    const T l = msqrt(diag);
+    luEntry<T>(d, b, k, k) = l;
+    for (int64_t i = k + 1; i < d.n; ++i) luEntry<T>(d, b, i, k) /= l;
+    return true;
+  }
+  int64_t elementsPerIndex() const { return d.n; }
+};
+
+// Step k's update of the panel's lower triangle, one index per StepRun: a_ij -= l_ik l_jk for
+// i >= j.
+template <class T>
+struct CholeskyUpdateOp {
+  LuDesc d;
+  ACCEL_HD bool operator()(int64_t idx) const {
+    const StepRun r(d, d.n, idx);
+    if (d.info[r.b] != 0) return true;
+    const T l = luEntry<T>(d, r.b, r.j, d.k);
+    for (int64_t i = r.first > r.j ? r.first : r.j; i < r.last; ++i)
+      luEntry<T>(d, r.b, i, r.j) -= luEntry<T>(d, r.b, i, d.k) * l;
+    return true;
+  }
+  int64_t elementsPerIndex() const { return kStepRows; }
+};
+
 struct LinalgTable {
   rt::Error (*solveTriangular)(const TriangularSolveDesc& d, rt::Stream stream);
+  rt::Error (*luFactor)(const LuDesc& d, rt::Stream stream);
+  rt::Error (*rowSwaps)(const RowSwapDesc& d, rt::Stream stream);
+  rt::Error (*cholesky)(const LuDesc& d, rt::Stream stream);
   template <class Exec>
   static LinalgTable make();
 };
@@ -63,11 +249,56 @@ rt::Error launchTriangularSolve(const TriangularSolveDesc& d, rt::Stream stream)
   return rt::Error::InvalidValue;
 }
 
+// The steps of a panel of a right-looking factorization: Pivot and Update ops per column, in
+// stream order.
+template <class Exec, template <class> class Pivot, template <class> class Update>
+rt::Error launchSteps(LuDesc d, int64_t rows, rt::Stream stream) {
+  auto steps = [&](auto tag) {
+    using T = decltype(tag);
+    for (d.k = d.panel_begin; d.k < d.panel_end; ++d.k) {
+      const rt::Error e = Exec::forEach(d.batch, false, Pivot<T>{d}, stream);
+      if (e != rt::Error::Success) return e;
+      const int64_t trailing = d.batch * stepRowChunks(rows - d.k - 1) * (d.panel_end - d.k - 1);
+      if (trailing == 0) continue;
+      const rt::Error u = Exec::forEach(trailing, false, Update<T>{d}, stream);
+      if (u != rt::Error::Success) return u;
+    }
+    return rt::Error::Success;
+  };
+  if (d.batch == 0) return rt::Error::Success;
+  if (d.dtype == DType::Float) return steps(float{});
+  if (d.dtype == DType::Double) return steps(double{});
+  return rt::Error::InvalidValue;
+}
+
+template <class Exec>
+rt::Error launchLuFactor(const LuDesc& d, rt::Stream stream) {
+  return launchSteps<Exec, LuPivotOp, LuUpdateOp>(d, d.m, stream);
+}
+
+template <class Exec>
+rt::Error launchCholesky(const LuDesc& d, rt::Stream stream) {
+  return launchSteps<Exec, CholeskyPivotOp, CholeskyUpdateOp>(d, d.n, stream);
+}
+
+template <class Exec>
+rt::Error launchRowSwaps(const RowSwapDesc& d, rt::Stream stream) {
+  const int64_t n = d.batch * d.cols;
+  if (n == 0 || d.swaps == 0) return rt::Error::Success;
+  if (d.dtype == DType::Float) return Exec::forEach(n, false, RowSwapOp<float>{d}, stream);
+  if (d.dtype == DType::Double) return Exec::forEach(n, false, RowSwapOp<double>{d}, stream);
+  return rt::Error::InvalidValue;
+}
+
 template <class Exec>
 LinalgTable LinalgTable::make() {
-  // The cast lets nvcc resolve the function template's address.
-  using Entry = decltype(LinalgTable::solveTriangular);
-  return {static_cast<Entry>(&launchTriangularSolve<Exec>)};
+  // The casts let nvcc resolve each function template's address.
+  using Solve = decltype(LinalgTable::solveTriangular);
+  using Factor = decltype(LinalgTable::luFactor);
+  using Swaps = decltype(LinalgTable::rowSwaps);
+  return {static_cast<Solve>(&launchTriangularSolve<Exec>),
+          static_cast<Factor>(&launchLuFactor<Exec>), static_cast<Swaps>(&launchRowSwaps<Exec>),
+          static_cast<Factor>(&launchCholesky<Exec>)};
 }
 
 }  // namespace accel::kernels
