@@ -17,8 +17,6 @@ namespace {
 
 using at::Tensor;
 
-
-
 struct CholeskyEx {
   static bool native(const Tensor& A, bool, bool, Tensor& L, Tensor& info) {
     return outsOn(A, L, info) && squareFactorable(A) && L.scalar_type() == A.scalar_type() &&

@@ -114,9 +114,7 @@ Tensor solveWithLu(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool
   return left ? x : x.mT();
 }
 
-
 bool sameDevice(const Tensor& a, const Tensor& b) { return a.device() == b.device(); }
-
 
 struct LuFactorEx {
   static bool native(const Tensor& A, bool, bool, Tensor& LU, Tensor& pivots, Tensor& info) {
@@ -143,9 +141,8 @@ struct LuSolve {
     if (!squareFactorable(LU) || B.dim() < 2 || B.scalar_type() != LU.scalar_type()) return false;
     if (pivots.scalar_type() != at::kInt || !pivots.sizes().equals(batchOf(LU, 1))) return false;
     const int64_t n = LU.size(-1);
-    return (left ? B.size(-2) : B.size(-1)) == n &&
-           broadcastable(batchOf(B), batchOf(LU)) && sameDevice(LU, B) &&
-           sameDevice(LU, pivots) && result.scalar_type() == B.scalar_type();
+    return (left ? B.size(-2) : B.size(-1)) == n && broadcastable(batchOf(B), batchOf(LU)) &&
+           sameDevice(LU, B) && sameDevice(LU, pivots) && result.scalar_type() == B.scalar_type();
   }
   static Tensor& compute(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left,
                          bool adjoint, Tensor& result) {
@@ -188,10 +185,11 @@ std::tuple<Tensor, Tensor, Tensor, bool> factorAsCpu(const Tensor& A, Factored o
 }
 
 struct SolveEx {
-  static bool native(const Tensor& A, const Tensor& B, bool left, bool, Tensor& result,
-                     Tensor& LU, Tensor& pivots, Tensor& info) {
+  static bool native(const Tensor& A, const Tensor& B, bool left, bool, Tensor& result, Tensor& LU,
+                     Tensor& pivots, Tensor& info) {
     outsOn(A, result, LU, pivots, info);
-    if (!squareFactorable(A) || B.scalar_type() != A.scalar_type() || !sameDevice(A, B)) return false;
+    if (!squareFactorable(A) || B.scalar_type() != A.scalar_type() || !sameDevice(A, B))
+      return false;
     const bool vector = vectorRhs(A, B);
     if (!vector && B.dim() < 2) return false;
     if (vector && !left) return false;  // CPU's error
@@ -251,8 +249,8 @@ struct Det {
            result.scalar_type() == A.scalar_type() && LU.scalar_type() == A.scalar_type() &&
            pivots.scalar_type() == at::kInt;
   }
-  static std::tuple<Tensor&, Tensor&, Tensor&> compute(const Tensor& A, Tensor& result,
-                                                       Tensor& LU, Tensor& pivots) {
+  static std::tuple<Tensor&, Tensor&, Tensor&> compute(const Tensor& A, Tensor& result, Tensor& LU,
+                                                       Tensor& pivots) {
     auto [lu, piv, inf, use_A_T] = factorAsCpu(A, Factored::Det);
     assignOut(result, permutationSign(piv).mul(lu.diagonal(0, -2, -1).prod(-1)));
     assignOut(LU, lu);
@@ -262,12 +260,10 @@ struct Det {
 };
 
 struct Slogdet {
-  static bool native(const Tensor& A, Tensor& sign, Tensor& logabsdet, Tensor& LU,
-                     Tensor& pivots) {
+  static bool native(const Tensor& A, Tensor& sign, Tensor& logabsdet, Tensor& LU, Tensor& pivots) {
     return outsOn(A, sign, logabsdet, LU, pivots) && squareFactorable(A) &&
-           sign.scalar_type() == A.scalar_type() &&
-           logabsdet.scalar_type() == A.scalar_type() && LU.scalar_type() == A.scalar_type() &&
-           pivots.scalar_type() == at::kInt;
+           sign.scalar_type() == A.scalar_type() && logabsdet.scalar_type() == A.scalar_type() &&
+           LU.scalar_type() == A.scalar_type() && pivots.scalar_type() == at::kInt;
   }
   static std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> compute(const Tensor& A, Tensor& sign,
                                                                 Tensor& logabsdet, Tensor& LU,
@@ -284,8 +280,8 @@ struct Slogdet {
 
 // P, L, U of an LU [.., m, n] and its pivots [.., min(m, n)]: A = P L U. P is the identity
 // with the pivots' exchanges applied in reverse order.
-std::tuple<Tensor, Tensor, Tensor> unpack(const Tensor& LU, const Tensor& pivots,
-                                          bool unpack_data, bool unpack_pivots) {
+std::tuple<Tensor, Tensor, Tensor> unpack(const Tensor& LU, const Tensor& pivots, bool unpack_data,
+                                          bool unpack_pivots) {
   const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
   const Tensor none = at::empty({0}, LU.options());
   Tensor P = none, L = none, U = none;
