@@ -1,6 +1,7 @@
 """Dense linear algebra on accel vs CPU (LAPACK) in one run, each side timed in settled blocks
 (common.medians_in_blocks): batches of small matrices (one factorization panel, launches
-parallel over the batch) and single large ones (64-column panels, the rest by GEMM).
+parallel over the batch) and single large ones (64-column panels, the rest by GEMM): LU
+(solve, inv, det, slogdet), Cholesky and Householder QR.
 Ratio = accel time / CPU time (below 1: accel faster).
 
     python benchmarks/linalg.py [--out DIR] [--repeats N]
@@ -26,6 +27,9 @@ CASES = {
     "solve 1024x1024, 8 rhs": ((1024, 1024), lambda a: torch.linalg.solve(a, a[:, :8])),
     "cholesky 512x512": ((512, 512), lambda a: torch.linalg.cholesky(spd(a))),
     "slogdet 16 x 128x128": ((16, 128, 128), torch.linalg.slogdet),
+    "qr 256 x 16x16": ((256, 16, 16), torch.linalg.qr),
+    "qr 1024x1024": ((1024, 1024), torch.linalg.qr),
+    "qr 4096x64": ((4096, 64), torch.linalg.qr),
 }
 
 

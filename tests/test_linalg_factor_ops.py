@@ -1,8 +1,8 @@
-"""The LU and Cholesky families on accel (csrc/aten/lu_ops.cpp, cholesky_ops.cpp,
-kernels/linalg.h) against CPU: factors, pivots and info, solves on both sides and adjoint,
-inverses, determinants, unpacking, gradients through the factor each op returns, singular and
-non-positive-definite inputs, broadcast batches, large systems (many factorization steps), out=
-forms, empty matrices, and no fallback."""
+"""The LU, Cholesky and QR families on accel (csrc/aten/lu_ops.cpp, cholesky_ops.cpp,
+qr_ops.cpp, kernels/linalg.h) against CPU: factors, pivots and info, solves on both sides and
+adjoint, inverses, determinants, unpacking, reflectors and Q in every mode, gradients through
+the factor each op returns, singular and non-positive-definite inputs, broadcast batches, large
+systems (many factorization steps and panels), out= forms, empty matrices, and no fallback."""
 
 import pytest
 import torch
@@ -238,3 +238,54 @@ def test_shape_errors_match_cpu():
             torch.linalg.solve(torch.randn(2, 3, device=device), torch.randn(2, device=device))
         with pytest.raises(RuntimeError, match="Incompatible shapes"):
             torch.linalg.solve(torch.randn(3, 3, device=device), torch.randn(4, 2, device=device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (2, 130, 70), (1, 1)])
+def test_qr_family_matches_cpu(dtype, shape):
+    """geqrf's reflectors and tau, Q and R in every mode, householder_product and ormqr on both
+    sides: LAPACK's conventions (a 130-row matrix takes 70 reflectors)."""
+    A = randn(*shape, dtype=dtype)
+    a, tau = torch.geqrf(A)
+    got_a, got_tau = torch.geqrf(A.to("accel"))
+    close(got_a, a, dtype)
+    close(got_tau, tau, dtype)
+    for mode in ("reduced", "complete", "r"):
+        want = torch.linalg.qr(A, mode=mode)
+        got = torch.linalg.qr(A.to("accel"), mode=mode)
+        close(got.R, want.R, dtype)
+        assert got.Q.shape == want.Q.shape
+        if mode != "r":
+            close(got.Q, want.Q, dtype)
+    if shape[-2] >= shape[-1]:
+        close(
+            torch.linalg.householder_product(got_a, got_tau),
+            torch.linalg.householder_product(a, tau),
+            dtype,
+        )
+    m = shape[-2]
+    for left, c in (
+        (True, randn(*shape[:-2], m, 4, dtype=dtype)),
+        (False, randn(*shape[:-2], 4, m, dtype=dtype)),
+    ):
+        for transpose in (False, True):
+            want = torch.ormqr(a, tau, c, left=left, transpose=transpose)
+            close(
+                torch.ormqr(got_a, got_tau, c.to("accel"), left=left, transpose=transpose),
+                want,
+                dtype,
+            )
+
+
+def test_qr_gradient_and_orthogonal_init():
+    A = randn(5, 3)
+    grads = []
+    for device in ("cpu", "accel"):
+        a = A.clone().to(device).requires_grad_()
+        q, r = torch.linalg.qr(a)
+        (q.sum() + r.sum()).backward()
+        grads.append(a.grad.cpu())
+    close(grads[1], grads[0], torch.float64)
+    w = torch.empty(64, 32, device="accel")
+    torch.nn.init.orthogonal_(w)  # a QR of a random matrix, on the device
+    torch.testing.assert_close((w.T @ w).cpu(), torch.eye(32), rtol=0, atol=1e-5)

@@ -70,16 +70,10 @@ struct CholeskySolveHelper {
   }
 };
 
-Tensor identityLike(const Tensor& A) {
-  Tensor eye = at::zeros(A.sizes(), A.options());
-  eye.diagonal(0, -2, -1).fill_(1);
-  return eye;
-}
-
 struct CholeskyInverse {
   static bool native(const Tensor& L, bool) { return squareFactorable(L); }
   static Tensor compute(const Tensor& L, bool upper) {
-    return choleskySolve(identityLike(L), L, upper);
+    return choleskySolve(identityColumns(L, L.size(-1), L.size(-1)), L, upper);
   }
 };
 
@@ -88,7 +82,7 @@ struct CholeskyInverseOut {
     return outsOn(L, out) && squareFactorable(L) && out.scalar_type() == L.scalar_type();
   }
   static Tensor& compute(const Tensor& L, bool upper, Tensor& out) {
-    assignOut(out, choleskySolve(identityLike(L), L, upper));
+    assignOut(out, choleskySolve(identityColumns(L, L.size(-1), L.size(-1)), L, upper));
     return out;
   }
 };

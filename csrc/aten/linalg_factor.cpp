@@ -1,7 +1,9 @@
 #include "aten/linalg_factor.h"
 
 #include <ATen/native/Resize.h>
+#include <ATen/ops/bmm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/linalg_solve_triangular.h>
 #include <ATen/ops/zeros.h>
 
@@ -138,6 +140,124 @@ std::tuple<at::Tensor, at::Tensor> choleskyFactor(const at::Tensor& A, bool uppe
   });
   l.tril_();
   return {upper ? l.mT() : l, info};
+}
+
+namespace {
+
+// The descriptor fields of reflectors a [B, m, *], tau [B, k] (contiguous) and x [B, m, c].
+kernels::HouseholderDesc householder(const at::Tensor& a, const at::Tensor& tau,
+                                     const at::Tensor& x) {
+  kernels::HouseholderDesc d;
+  d.dtype = toKernelDType(a.scalar_type());
+  d.batch = a.size(0);
+  d.m = a.size(1);
+  d.a = static_cast<char*>(a.mutable_data_ptr());
+  d.a_batch = a.stride(0);
+  d.a_row = a.stride(1);
+  d.a_col = a.stride(2);
+  d.tau = static_cast<char*>(tau.mutable_data_ptr());
+  d.tau_batch = tau.size(1);
+  d.x = static_cast<char*>(x.mutable_data_ptr());
+  d.x_batch = x.stride(0);
+  d.x_row = x.stride(1);
+  d.x_col = x.stride(2);
+  return d;
+}
+
+}  // namespace
+
+at::Tensor identityColumns(const at::Tensor& A, int64_t m, int64_t cols) {
+  c10::DimVector sizes(A.sizes().begin(), A.sizes().end() - 2);
+  sizes.append({m, cols});
+  at::Tensor eye = at::zeros(sizes, A.options());
+  eye.diagonal(0, -2, -1).fill_(1);
+  return eye;
+}
+
+namespace {
+
+// The block of reflectors j0 .. j0 + jb - 1 stored in a3 [B, m, *] (tau2 [B, k]) applied to
+// x [B, m - j0, c] (rows j0 and below of the matrix it acts on): (I - V T V^T) x, or with T^T
+// when `transposed` (the block's product in the other order). V is the block's unit lower
+// trapezoid; G = V^T V, T (LAPACK's larft) and the products are GEMMs through the BLAS table.
+void applyBlock(const at::Tensor& a3, const at::Tensor& tau2, int64_t j0, int64_t jb,
+                const at::Tensor& x, bool transposed) {
+  at::Tensor v = a3.narrow(1, j0, a3.size(1) - j0).narrow(2, j0, jb).tril(-1);
+  v.diagonal(0, -2, -1).fill_(1);
+  const at::Tensor g = at::bmm(v.mT(), v).contiguous();
+  at::Tensor t = at::zeros_like(g);
+  const at::Tensor tau = tau2.narrow(1, j0, jb);
+  kernels::TriangularFactorDesc d;
+  d.dtype = toKernelDType(a3.scalar_type());
+  d.batch = a3.size(0);
+  d.nb = jb;
+  d.g = static_cast<const char*>(g.const_data_ptr());
+  d.t = static_cast<char*>(t.mutable_data_ptr());
+  d.tau = static_cast<const char*>(tau.const_data_ptr());
+  d.tau_batch = tau2.stride(0);
+  const int device = a3.device().index();
+  ACCEL_RT_CHECK(kernels::linalgTable().triangularFactor(d, currentRuntimeStream(device)), device);
+  const at::Tensor w = at::bmm(transposed ? t.mT() : t, at::bmm(v.mT(), x));
+  x.baddbmm_(v, w, 1, -1);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> qrFactor(const at::Tensor& A) {
+  kernels::LuDesc shape;
+  at::Tensor a = columnMajorCopy(A, shape);
+  const int64_t m = shape.m, n = shape.n, k = std::min(m, n);
+  at::Tensor tau = at::empty(batchWith(A, k), A.options());
+  if (shape.batch == 0 || k == 0) return {a, tau};
+  const at::Tensor a3 = a.view({shape.batch, m, n}), tau2 = tau.view({shape.batch, k});
+  kernels::HouseholderDesc d = householder(a3, tau2, a3);
+  const int device = A.device().index();
+  const rt::Stream stream = currentRuntimeStream(device);
+  // Panels as the LU's: the reflectors one by one inside, the rest of the matrix by blocks.
+  for (int64_t j0 = 0; j0 < k; j0 += kPanel) {
+    const int64_t jb = std::min(kPanel, k - j0), right = n - j0 - jb;
+    for (d.k = j0; d.k < j0 + jb; ++d.k) {
+      ACCEL_RT_CHECK(kernels::linalgTable().reflector(d, stream), device);
+      d.col_begin = d.k + 1;
+      d.col_end = j0 + jb;
+      if (d.col_begin < d.col_end)
+        ACCEL_RT_CHECK(kernels::linalgTable().applyReflector(d, stream), device);
+    }
+    if (right > 0)  // Q_block^T: H_0 first
+      applyBlock(a3, tau2, j0, jb, a3.narrow(1, j0, m - j0).narrow(2, j0 + jb, right), true);
+  }
+  return {a, tau};
+}
+
+void applyReflectors(const at::Tensor& a, const at::Tensor& tau, const at::Tensor& x, bool backward,
+                     bool from_diagonal) {
+  const int64_t m = x.size(-2), c = x.size(-1), k = tau.size(-1);
+  if (x.numel() == 0 || k == 0) return;
+  const at::Tensor x3 = x.view({-1, m, c});
+  const int64_t batch = x3.size(0);
+  const at::Tensor a3 = a.reshape({batch, m, a.size(-1)});
+  const at::Tensor tau2 = tau.reshape({batch, k}).contiguous();
+  if (k <= kPanel) {
+    // One panel's worth: reflector by reflector, each dot product in double (as geqrf's panel).
+    kernels::HouseholderDesc d = householder(a3, tau2, x3);
+    const int device = x.device().index();
+    const rt::Stream stream = currentRuntimeStream(device);
+    for (int64_t s = 0; s < k; ++s) {
+      d.k = backward ? k - 1 - s : s;
+      d.col_begin = from_diagonal ? d.k : 0;
+      d.col_end = c;
+      ACCEL_RT_CHECK(kernels::linalgTable().applyReflector(d, stream), device);
+    }
+    return;
+  }
+  // Blocks of a panel's reflectors, as LAPACK's larfb. Backward: Q = (block 0) (block 1) ...,
+  // the last block applied first, each I - V T V^T; forward: Q^T, each block transposed.
+  const int64_t panels = (k + kPanel - 1) / kPanel;
+  for (int64_t s = 0; s < panels; ++s) {
+    const int64_t j0 = (backward ? panels - 1 - s : s) * kPanel, jb = std::min(kPanel, k - j0);
+    const int64_t first = from_diagonal ? j0 : 0;
+    applyBlock(a3, tau2, j0, jb, x3.narrow(1, j0, m - j0).narrow(2, first, c - first), !backward);
+  }
 }
 
 }  // namespace accel

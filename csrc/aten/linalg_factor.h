@@ -35,4 +35,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> luFactor(const at::Tensor& A, boo
 // triangle, the other triangle zero, and info [..] (int32).
 std::tuple<at::Tensor, at::Tensor> choleskyFactor(const at::Tensor& A, bool upper);
 
+// The first `cols` columns of the m x m identity, for each of A's batch (A's dtype and device).
+at::Tensor identityColumns(const at::Tensor& A, int64_t m, int64_t cols);
+
+// The Householder QR of A [.., m, n] (LAPACK's geqrf): a (F-contiguous: R on and above the
+// diagonal, the reflectors' vectors below) and tau [.., min(m, n)].
+std::tuple<at::Tensor, at::Tensor> qrFactor(const at::Tensor& A);
+
+// x [.., m, c] (any strides, written in place) times the reflectors H_0 .. H_{k-1} stored in
+// a [.., m, *] and tau [.., k], batches alike: H_0 H_1 ... x (`backward`: the last reflector
+// applied first), else ... H_1 H_0 x. `from_diagonal`: reflector i only reaches columns >= i
+// of x (x starts as the identity's columns, as when Q is formed).
+void applyReflectors(const at::Tensor& a, const at::Tensor& tau, const at::Tensor& x, bool backward,
+                     bool from_diagonal);
+
 }  // namespace accel

@@ -224,8 +224,7 @@ struct InvEx {
                                               Tensor& info) {
     // As solve's: info names the same zero pivot as CPU's.
     auto [lu, piv, inf, use_A_T] = factorAsCpu(A, Factored::Solve);
-    Tensor eye = at::zeros(A.sizes(), A.options());
-    eye.diagonal(0, -2, -1).fill_(1);
+    const Tensor eye = identityColumns(A, A.size(-1), A.size(-1));
     assignOut(inverse, solveWithLu(lu, piv, eye, true, use_A_T));
     assignOut(info, inf);
     if (check_errors) at::_linalg_check_errors(info, "linalg.inv_ex", A.dim() == 2);
@@ -291,8 +290,7 @@ std::tuple<Tensor, Tensor, Tensor> unpack(const Tensor& LU, const Tensor& pivots
     U = LU.narrow(-2, 0, k).triu();
   }
   if (unpack_pivots) {
-    P = at::zeros(withMatrix(batchOf(LU), m, m), LU.options());
-    P.diagonal(0, -2, -1).fill_(1);
+    P = identityColumns(LU, m, m);
     rowSwaps(P, pivots.contiguous(), true);
   }
   return {P, L, U};

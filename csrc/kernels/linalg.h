@@ -1,8 +1,8 @@
 // The linear algebra family: the triangular solve of linalg.solve_triangular, the LU
-// factorization with partial pivoting, the row exchanges that apply its pivots, and the
-// Cholesky factorization. The aten layer (aten/linalg_ops.cpp) reduces every form to these on a
-// flattened batch with any element strides (a transpose is swapped strides), and builds the
-// solves, inverses and determinants from them.
+// factorization with partial pivoting, the row exchanges that apply its pivots, the Cholesky
+// factorization, and Householder reflectors (QR). The aten layer (aten/linalg_ops.cpp) reduces
+// every form to these on a flattened batch with any element strides (a transpose is swapped
+// strides), and builds the solves, inverses and determinants from them.
 //
 // The factorizations are right-looking, one column k per step: a launch with one index per
 // matrix takes the step's pivot and scales the column below it, a second one updates the rest
@@ -229,11 +229,127 @@ struct CholeskyUpdateOp {
   int64_t elementsPerIndex() const { return kStepRows; }
 };
 
+// Householder reflectors H_k = I - tau_k v_k v_k^T with LAPACK's geqrf conventions: v_k is 1 at
+// row k, zero above it, and stored below the diagonal of column k of `a`; R is on and above
+// the diagonal. A QR factorization computes each reflector from its column (ReflectorOp, one
+// index per matrix) then applies it to the columns right of it (ApplyReflectorOp); products
+// with Q apply the stored reflectors to another matrix x, one reflector per launch.
+struct HouseholderDesc {
+  DType dtype = DType::Float;  // Float or Double
+  int64_t batch = 0, m = 0;    // reflectors act on m rows
+  char* a = nullptr;           // [batch, m, *]: column k holds v_k below the diagonal
+  int64_t a_batch = 0, a_row = 0, a_col = 0;
+  char* tau = nullptr;  // [batch, tau_batch], contiguous
+  int64_t tau_batch = 0;
+  char* x = nullptr;  // [batch, m, *]: the matrix a reflector is applied to
+  int64_t x_batch = 0, x_row = 0, x_col = 0;
+  int64_t k = 0;                       // the reflector
+  int64_t col_begin = 0, col_end = 0;  // x's columns it is applied to
+
+  template <class T>
+  ACCEL_HD T& av(int64_t b, int64_t i) const {  // v_k's entry at row i (i > k)
+    return reinterpret_cast<T*>(a)[b * a_batch + i * a_row + k * a_col];
+  }
+  template <class T>
+  ACCEL_HD T& xv(int64_t b, int64_t i, int64_t j) const {
+    return reinterpret_cast<T*>(x)[b * x_batch + i * x_row + j * x_col];
+  }
+};
+
+// Reflector k of one matrix from column k of a (LAPACK's dlarfg): beta = -sign(alpha) |x|,
+// tau = (beta - alpha) / beta, v = x[k+1:] / (alpha - beta), and beta replaces alpha. A column
+// already zero below the diagonal gets tau = 0 (H = I).
+template <class T>
+struct ReflectorOp {
+  HouseholderDesc d;
+  ACCEL_HD bool operator()(int64_t b) const {
+    T* tau = reinterpret_cast<T*>(d.tau) + b * d.tau_batch + d.k;
+    T& alpha = d.av<T>(b, d.k);
+    double norm2 = 0;  // in double: a float32 Q is then as orthogonal as LAPACK's
+    for (int64_t i = d.k + 1; i < d.m; ++i) {
+      const double v = d.av<T>(b, i);
+      norm2 += v * v;
+    }
+    if (norm2 == 0) {
+      *tau = T(0);
+      return true;
+    }
+    const double a = alpha, norm = sqrt(a * a + norm2);
+    const double beta = a >= 0 ? -norm : norm;
+    *tau = static_cast<T>((beta - a) / beta);
+    const double scale = 1 / (a - beta);
+    for (int64_t i = d.k + 1; i < d.m; ++i) d.av<T>(b, i) = static_cast<T>(d.av<T>(b, i) * scale);
+    alpha = static_cast<T>(beta);
+    return true;
+  }
+  int64_t elementsPerIndex() const { return 2 * (d.m - d.k); }
+};
+
+// H_k applied to one column j of x, one index per (b, j): w = tau v^T x_j, x_j -= w v.
+template <class T>
+struct ApplyReflectorOp {
+  HouseholderDesc d;
+  ACCEL_HD bool operator()(int64_t idx) const {
+    const int64_t cols = d.col_end - d.col_begin;
+    const int64_t j = d.col_begin + idx % cols, b = idx / cols;
+    const T tau = reinterpret_cast<const T*>(d.tau)[b * d.tau_batch + d.k];
+    if (tau == T(0)) return true;
+    double dot = d.xv<T>(b, d.k, j);  // in double, as the reflector's norm
+    for (int64_t i = d.k + 1; i < d.m; ++i)
+      dot += static_cast<double>(d.av<T>(b, i)) * d.xv<T>(b, i, j);
+    const T w = static_cast<T>(dot * tau);
+    d.xv<T>(b, d.k, j) -= w;
+    for (int64_t i = d.k + 1; i < d.m; ++i) d.xv<T>(b, i, j) -= w * d.av<T>(b, i);
+    return true;
+  }
+  int64_t elementsPerIndex() const { return 2 * (d.m - d.k); }
+};
+
+// The triangular factor T of a block of reflectors (LAPACK's larft, forward, columnwise):
+// H_0 H_1 ... H_{nb-1} = I - V T V^T, from G = V^T V and tau. One index per matrix:
+// T[:i, i] = -tau_i T[:i, :i] G[:i, i], T[i, i] = tau_i. G and T are contiguous [batch, nb, nb],
+// T zero below the diagonal on entry.
+struct TriangularFactorDesc {
+  DType dtype = DType::Float;
+  int64_t batch = 0, nb = 0;
+  const char* g = nullptr;
+  char* t = nullptr;
+  const char* tau = nullptr;  // the block's first tau; matrices tau_batch apart
+  int64_t tau_batch = 0;
+};
+
+template <class T>
+struct TriangularFactorOp {
+  TriangularFactorDesc d;
+  ACCEL_HD bool operator()(int64_t b) const {
+    const int64_t nb = d.nb;
+    const T* g = reinterpret_cast<const T*>(d.g) + b * nb * nb;
+    T* t = reinterpret_cast<T*>(d.t) + b * nb * nb;
+    const T* tau = reinterpret_cast<const T*>(d.tau) + b * d.tau_batch;
+    for (int64_t i = 0; i < nb; ++i) {
+      for (int64_t r = 0; r < i; ++r) t[r * nb + i] = -tau[i] * g[r * nb + i];
+      // Times the upper triangle T[:i, :i], top row first: row r reads rows >= r of the column.
+      for (int64_t r = 0; r < i; ++r) {
+        T sum = T(0);
+        for (int64_t c = r; c < i; ++c) sum += t[r * nb + c] * t[c * nb + i];
+        t[r * nb + i] = sum;
+      }
+      t[i * nb + i] = tau[i];
+    }
+    return true;
+  }
+  int64_t elementsPerIndex() const { return d.nb * d.nb * d.nb / 6 + 1; }
+};
+
 struct LinalgTable {
   rt::Error (*solveTriangular)(const TriangularSolveDesc& d, rt::Stream stream);
   rt::Error (*luFactor)(const LuDesc& d, rt::Stream stream);
   rt::Error (*rowSwaps)(const RowSwapDesc& d, rt::Stream stream);
   rt::Error (*cholesky)(const LuDesc& d, rt::Stream stream);
+  // Reflector d.k from column d.k of a (x == a: the QR step), or H_k applied to x's columns.
+  rt::Error (*reflector)(const HouseholderDesc& d, rt::Stream stream);
+  rt::Error (*applyReflector)(const HouseholderDesc& d, rt::Stream stream);
+  rt::Error (*triangularFactor)(const TriangularFactorDesc& d, rt::Stream stream);
   template <class Exec>
   static LinalgTable make();
 };
@@ -290,15 +406,48 @@ rt::Error launchRowSwaps(const RowSwapDesc& d, rt::Stream stream) {
   return rt::Error::InvalidValue;
 }
 
+template <class Exec, template <class> class Op>
+rt::Error launchHouseholder(const HouseholderDesc& d, int64_t n, rt::Stream stream) {
+  if (n == 0) return rt::Error::Success;
+  if (d.dtype == DType::Float) return Exec::forEach(n, false, Op<float>{d}, stream);
+  if (d.dtype == DType::Double) return Exec::forEach(n, false, Op<double>{d}, stream);
+  return rt::Error::InvalidValue;
+}
+
+template <class Exec>
+rt::Error launchReflector(const HouseholderDesc& d, rt::Stream stream) {
+  return launchHouseholder<Exec, ReflectorOp>(d, d.batch, stream);
+}
+
+template <class Exec>
+rt::Error launchApplyReflector(const HouseholderDesc& d, rt::Stream stream) {
+  return launchHouseholder<Exec, ApplyReflectorOp>(d, d.batch * (d.col_end - d.col_begin), stream);
+}
+
+template <class Exec>
+rt::Error launchTriangularFactor(const TriangularFactorDesc& d, rt::Stream stream) {
+  if (d.batch == 0 || d.nb == 0) return rt::Error::Success;
+  if (d.dtype == DType::Float)
+    return Exec::forEach(d.batch, false, TriangularFactorOp<float>{d}, stream);
+  if (d.dtype == DType::Double)
+    return Exec::forEach(d.batch, false, TriangularFactorOp<double>{d}, stream);
+  return rt::Error::InvalidValue;
+}
+
 template <class Exec>
 LinalgTable LinalgTable::make() {
   // The casts let nvcc resolve each function template's address.
   using Solve = decltype(LinalgTable::solveTriangular);
   using Factor = decltype(LinalgTable::luFactor);
   using Swaps = decltype(LinalgTable::rowSwaps);
+  using Householder = decltype(LinalgTable::reflector);
   return {static_cast<Solve>(&launchTriangularSolve<Exec>),
-          static_cast<Factor>(&launchLuFactor<Exec>), static_cast<Swaps>(&launchRowSwaps<Exec>),
-          static_cast<Factor>(&launchCholesky<Exec>)};
+          static_cast<Factor>(&launchLuFactor<Exec>),
+          static_cast<Swaps>(&launchRowSwaps<Exec>),
+          static_cast<Factor>(&launchCholesky<Exec>),
+          static_cast<Householder>(&launchReflector<Exec>),
+          static_cast<Householder>(&launchApplyReflector<Exec>),
+          static_cast<decltype(LinalgTable::triangularFactor)>(&launchTriangularFactor<Exec>)};
 }
 
 }  // namespace accel::kernels
