@@ -1,6 +1,7 @@
-"""DDP, FSDP2, DTensor and torchrun on accel through the accl backend (host driver), in two
-rank processes on the two simulated devices: parameters and losses match the
-single-process run on the same global batch (tests/ranks/worker.py)."""
+"""DDP, FSDP2 (and its distributed checkpoint), DTensor, tensor parallelism and torchrun on
+accel through the accl backend (host driver), in two rank processes on the two simulated
+devices: parameters and losses match the single-process run on the same global batch
+(tests/ranks/worker.py)."""
 
 import json
 import os
@@ -15,9 +16,15 @@ from ranks.launch import WORKER, base_env, free_port, run_ranks
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]
 
 
-@pytest.mark.parametrize("scenario", ["ddp", "fsdp", "dtensor"])
+@pytest.mark.parametrize("scenario", ["ddp", "fsdp", "dtensor", "tensor_parallel"])
 def test_parallel_training_matches_single_process(scenario, tmp_path):
     run_ranks(scenario, tmp_path)
+
+
+def test_fsdp_checkpoint_saves_loads_and_resumes(tmp_path):
+    """torch.distributed.checkpoint over FSDP2 shards on accel: a loaded model and optimizer
+    equal the saved ones and resume to the uninterrupted run's parameters."""
+    run_ranks("checkpoint", tmp_path, env={"CHECKPOINT_DIR": str(tmp_path / "ckpt")})
 
 
 def _reports(tmp_path, world):

@@ -4,6 +4,7 @@ launch.py or torchrun). A scenario runs named checks; OUT.json maps each check t
 (passed) or its error. Values are compared exactly with the same collective on CPU tensors
 (gloo) or with a closed form computed from every rank's known input."""
 
+import copy
 import json
 import os
 import sys
@@ -838,6 +839,123 @@ def fsdp(check):
             opt.zero_grad()
         for (name, p), q in zip(model.named_parameters(), ref.parameters()):
             close(p.full_tensor(), q, name)
+
+    dist.destroy_process_group()
+
+
+@scenario
+def checkpoint(check):
+    """FSDP2 with a bf16 mixed-precision policy, saved and loaded by torch.distributed.checkpoint
+    (each rank writes its shards), and gathered whole to CPU as a full state dict."""
+    init("accl", device_id=DEVICE)
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_state_dict,
+        set_state_dict,
+    )
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+
+    def sharded():
+        model = mlp().to(DEVICE)
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer, mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-2)
+
+    def train(model, opt, steps, seed):
+        for step in range(steps):
+            x, y = global_batch(seed + step)
+            out = model(local_part(x).to(DEVICE)).float()
+            torch.nn.functional.mse_loss(out, local_part(y).to(DEVICE)).backward()
+            opt.step()
+            opt.zero_grad()
+
+    path = os.environ["CHECKPOINT_DIR"]
+
+    @check("save_load_resume")
+    def _():
+        model, opt = sharded()
+        train(model, opt, 3, 0)
+        msd, osd = get_state_dict(model, opt)
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=path)
+        restored, opt2 = sharded()  # the same init: the load must overwrite a trained state
+        msd2, osd2 = get_state_dict(restored, opt2)
+        state = {"model": msd2, "optim": osd2}
+        dcp.load(state, checkpoint_id=path)
+        set_state_dict(
+            restored, opt2, model_state_dict=state["model"], optim_state_dict=state["optim"]
+        )
+        for (name, p), q in zip(model.named_parameters(), restored.parameters()):
+            same(q.full_tensor(), p.full_tensor().cpu(), name)
+        train(model, opt, 2, 3)  # resuming gives the uninterrupted run's parameters
+        train(restored, opt2, 2, 3)
+        for (name, p), q in zip(model.named_parameters(), restored.parameters()):
+            same(q.full_tensor(), p.full_tensor().cpu(), name)
+        full = get_model_state_dict(
+            model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
+        )
+        whole = {name: p.full_tensor().cpu() for name, p in model.named_parameters()}
+        if RANK == 0:  # cpu_offload gives the full state dict to rank 0 alone
+            assert {v.device.type for v in full.values()} == {"cpu"}
+            for name, t in whole.items():
+                same(full[name], t, name)
+        else:
+            assert full == {}
+
+    dist.destroy_process_group()
+
+
+@scenario
+def tensor_parallel(check):
+    """Megatron-style tensor parallelism over a DeviceMesh, and the functional and autograd
+    collectives it is built on, eager and under torch.compile."""
+    init("accl", device_id=DEVICE)
+    import torch.distributed._functional_collectives as funcol
+    import torch.distributed.nn.functional as dist_fn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+
+    mesh = init_device_mesh("accel", (WORLD,))
+
+    @check("colwise_rowwise_mlp")
+    def _():
+        torch.manual_seed(0)
+        ref = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
+        model = parallelize_module(
+            copy.deepcopy(ref).to(DEVICE), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()}
+        )
+        x = torch.randn(4, 16, generator=torch.Generator().manual_seed(1))
+        out = model(x.to(DEVICE))
+        close(out, ref(x), "output")
+        out.sum().backward()
+        ref(x).sum().backward()
+        close(model[0].weight.grad.full_tensor(), ref[0].weight.grad, "colwise weight grad")
+        close(model[2].weight.grad.full_tensor(), ref[2].weight.grad, "rowwise weight grad")
+
+    @check("functional_collectives")
+    def _():
+        t = torch.full((4,), float(RANK + 1), device=DEVICE)
+        total = float(sum(range(1, WORLD + 1)))
+        same(funcol.all_reduce(t, "sum", mesh), torch.full((4,), total))
+        gathered = funcol.all_gather_tensor(t, 0, mesh)
+        same(gathered, torch.cat([torch.full((4,), float(r + 1)) for r in range(WORLD)]))
+        compiled = torch.compile(lambda v: funcol.all_reduce(v * 2, "sum", mesh) + 1)
+        same(compiled(t), torch.full((4,), 2 * total + 1))
+
+    @check("autograd_collectives")
+    def _():
+        a = torch.full((3,), float(RANK + 1), device=DEVICE, requires_grad=True)
+        dist_fn.all_reduce(a).sum().backward()
+        same(a.grad, torch.full((3,), float(WORLD)))  # the gradient is all-reduced too
 
     dist.destroy_process_group()
 
