@@ -20,7 +20,9 @@ namespace {
 using at::Tensor;
 
 bool sameBatch(const Tensor& a, const Tensor& b, int64_t a_matrix_dims, int64_t b_matrix_dims) {
-  return a.sizes().slice(0, a.dim() - a_matrix_dims).equals(b.sizes().slice(0, b.dim() - b_matrix_dims));
+  return a.sizes()
+      .slice(0, a.dim() - a_matrix_dims)
+      .equals(b.sizes().slice(0, b.dim() - b_matrix_dims));
 }
 
 // Q's first `cols` columns from the reflectors in a [.., m, *] and tau.
@@ -57,9 +59,7 @@ bool householderArgs(const Tensor& input, const Tensor& tau) {
 }
 
 struct HouseholderProduct {
-  static bool native(const Tensor& input, const Tensor& tau) {
-    return householderArgs(input, tau);
-  }
+  static bool native(const Tensor& input, const Tensor& tau) { return householderArgs(input, tau); }
   static Tensor compute(const Tensor& input, const Tensor& tau) {
     return formQ(input, tau, input.size(-1));
   }
@@ -97,8 +97,7 @@ bool ormqrArgs(const Tensor& input, const Tensor& tau, const Tensor& other, bool
 }
 
 struct Ormqr {
-  static bool native(const Tensor& input, const Tensor& tau, const Tensor& other, bool left,
-                     bool) {
+  static bool native(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool) {
     return ormqrArgs(input, tau, other, left);
   }
   static Tensor compute(const Tensor& input, const Tensor& tau, const Tensor& other, bool left,
