@@ -133,21 +133,3 @@ def test_half_raises_cpu_error():
     a, b = triangular(3, 3).half(), rhs(3, 2).half()
     with pytest.raises(NotImplementedError, match="Half"):
         solve(*on_accel(a, b), upper=False)
-
-
-@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
-@pytest.mark.parametrize("upper", [True, False])
-@pytest.mark.parametrize("transpose", [False, True])
-@pytest.mark.parametrize("unit", [False, True])
-def test_deprecated_triangular_solve_matches_cpu(upper, transpose, unit):
-    """torch.triangular_solve(B, A): op(A) X = B with op(A) = A^T when `transpose`, batches
-    broadcast, and A itself returned broadcast."""
-    A = triangular(2, 1, 4, 4, dtype=torch.float64)
-    B = rhs(3, 4, 2, dtype=torch.float64)
-    want = torch.triangular_solve(B, A, upper=upper, transpose=transpose, unitriangular=unit)
-    got = torch.triangular_solve(
-        *on_accel(B, A), upper=upper, transpose=transpose, unitriangular=unit
-    )
-    torch.testing.assert_close(got.solution.cpu(), want.solution, **TOL[torch.float64])
-    assert torch.equal(got.cloned_coefficient.cpu(), want.cloned_coefficient)
-    assert torch_accel.fallback_counts() == {}

@@ -1,6 +1,5 @@
 #include "aten/linalg_factor.h"
 
-#include <ATen/native/Resize.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros_like.h>
@@ -8,7 +7,6 @@
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "aten/elementwise_desc.h"
 #include "core/rt_check.h"
@@ -24,8 +22,35 @@ bool squareFactorable(const at::Tensor& A) {
 }
 
 void assignOut(at::Tensor& out, const at::Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
+  into(Output(Output::Form::Out, out), value);
+}
+
+c10::DimVector batchSizes(const at::Tensor& t, int64_t matrix_dims,
+                          std::initializer_list<int64_t> append) {
+  c10::DimVector sizes(t.sizes().begin(), t.sizes().end() - matrix_dims);
+  sizes.append(append.begin(), append.end());
+  return sizes;
+}
+
+void exchangeRows(const at::Tensor& x, const at::Tensor& pivots, int64_t first, int64_t swaps,
+                  bool reverse) {
+  if (x.numel() == 0 || swaps == 0) return;
+  kernels::RowSwapDesc s;
+  s.dtype = toKernelDType(x.scalar_type());
+  s.batch = x.size(0);
+  s.n = x.size(1);
+  s.cols = x.size(2);
+  s.first = first;
+  s.swaps = swaps;
+  s.pivots = pivots.const_data_ptr<int32_t>() + first;
+  s.pivot_stride = pivots.size(1);
+  s.x = static_cast<char*>(x.data_ptr());
+  s.x_batch = x.stride(0);
+  s.x_row = x.stride(1);
+  s.x_col = x.stride(2);
+  s.reverse = reverse;
+  const int device = x.device().index();
+  ACCEL_RT_CHECK(kernels::linalgTable().rowSwaps(s, currentRuntimeStream(device)), device);
 }
 
 namespace {
@@ -53,41 +78,21 @@ at::Tensor columnMajorCopy(const at::Tensor& A, kernels::LuDesc& d) {
 // large factorization goes.
 constexpr int64_t kPanel = 64;
 
-// The row exchanges of the panel at columns [j0, j0 + jb) applied to `count` columns of the
-// LU from column `begin`: the panel's steps exchanged rows inside the panel only.
-void exchangeRowsOutsidePanel(const kernels::LuDesc& d, int64_t j0, int64_t jb, int64_t begin,
-                              int64_t count, int device) {
-  if (count == 0) return;
-  kernels::RowSwapDesc s;
-  s.dtype = d.dtype;
-  s.batch = d.batch;
-  s.n = d.m;
-  s.cols = count;
-  s.first = j0;
-  s.swaps = jb;
-  s.pivots = d.pivots + j0;
-  s.pivot_stride = d.steps();
-  s.x = d.a + begin * d.a_col * kernels::elementSize(d.dtype);
-  s.x_batch = d.a_batch;
-  s.x_row = d.a_row;
-  s.x_col = d.a_col;
-  ACCEL_RT_CHECK(kernels::linalgTable().rowSwaps(s, currentRuntimeStream(device)), device);
-}
-
 // The factor in panels: each panel's steps (`steps` launches them), then the rest of the matrix.
-// a is the F-contiguous [batch, m, n] the descriptor points into.
+// a is the F-contiguous [batch, m, n] the descriptor points into; pivots [batch, min(m, n)]
+// (an LU's: its steps exchange rows inside the panel, the columns outside it follow here).
 template <class Steps>
-void factorInPanels(kernels::LuDesc d, const at::Tensor& a, bool cholesky, Steps steps) {
+void factorInPanels(kernels::LuDesc d, const at::Tensor& a, const at::Tensor& pivots, bool cholesky,
+                    Steps steps) {
   const int64_t total = d.steps();
-  const int device = a.device().index();
   for (int64_t j0 = 0; j0 < total; j0 += kPanel) {
     const int64_t jb = std::min(kPanel, total - j0), below = d.m - j0 - jb, right = d.n - j0 - jb;
     d.panel_begin = j0;
     d.panel_end = j0 + jb;
     steps(d);
     if (!cholesky && d.pivot) {
-      exchangeRowsOutsidePanel(d, j0, jb, 0, j0, device);
-      exchangeRowsOutsidePanel(d, j0, jb, j0 + jb, right, device);
+      exchangeRows(a.narrow(2, 0, j0), pivots, j0, jb, false);
+      exchangeRows(a.narrow(2, j0 + jb, right), pivots, j0, jb, false);
     }
     if (right == 0) continue;
     const at::Tensor panel_rows = a.narrow(1, j0, jb), lower = a.narrow(1, j0 + jb, below);
@@ -104,27 +109,24 @@ void factorInPanels(kernels::LuDesc d, const at::Tensor& a, bool cholesky, Steps
   }
 }
 
-c10::DimVector batchWith(const at::Tensor& A, std::optional<int64_t> last) {
-  c10::DimVector sizes(A.sizes().begin(), A.sizes().end() - 2);
-  if (last) sizes.push_back(*last);
-  return sizes;
-}
-
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> luFactor(const at::Tensor& A, bool pivot) {
   kernels::LuDesc d;
   at::Tensor lu = columnMajorCopy(A, d);
   const auto ints = A.options().dtype(at::kInt);
-  at::Tensor pivots = at::empty(batchWith(A, std::min(d.m, d.n)), ints);
-  at::Tensor info = at::zeros(batchWith(A, std::nullopt), ints);
+  at::Tensor pivots = at::empty(batchSizes(A, 2, {std::min(d.m, d.n)}), ints);
+  at::Tensor info = at::zeros(batchSizes(A), ints);
   d.pivots = pivots.mutable_data_ptr<int32_t>();
   d.info = info.mutable_data_ptr<int32_t>();
   d.pivot = pivot;
   const int device = A.device().index();
-  factorInPanels(d, lu.view({d.batch, d.m, d.n}), false, [&](const kernels::LuDesc& panel) {
-    ACCEL_RT_CHECK(kernels::linalgTable().luFactor(panel, currentRuntimeStream(device)), device);
-  });
+  const at::Tensor pivots2 = pivots.view({d.batch, std::min(d.m, d.n)});
+  factorInPanels(
+      d, lu.view({d.batch, d.m, d.n}), pivots2, false, [&](const kernels::LuDesc& panel) {
+        ACCEL_RT_CHECK(kernels::linalgTable().luFactor(panel, currentRuntimeStream(device)),
+                       device);
+      });
   return {lu, pivots, info};
 }
 
@@ -132,12 +134,14 @@ std::tuple<at::Tensor, at::Tensor> choleskyFactor(const at::Tensor& A, bool uppe
   // U^T U = A is L L^T for A^T, whose lower triangle is A's upper one.
   kernels::LuDesc d;
   at::Tensor l = columnMajorCopy(upper ? A.mT() : A, d);
-  at::Tensor info = at::zeros(batchWith(A, std::nullopt), A.options().dtype(at::kInt));
+  at::Tensor info = at::zeros(batchSizes(A), A.options().dtype(at::kInt));
   d.info = info.mutable_data_ptr<int32_t>();
   const int device = A.device().index();
-  factorInPanels(d, l.view({d.batch, d.n, d.n}), true, [&](const kernels::LuDesc& panel) {
-    ACCEL_RT_CHECK(kernels::linalgTable().cholesky(panel, currentRuntimeStream(device)), device);
-  });
+  factorInPanels(
+      d, l.view({d.batch, d.n, d.n}), at::Tensor(), true, [&](const kernels::LuDesc& panel) {
+        ACCEL_RT_CHECK(kernels::linalgTable().cholesky(panel, currentRuntimeStream(device)),
+                       device);
+      });
   l.tril_();
   return {upper ? l.mT() : l, info};
 }
@@ -167,9 +171,7 @@ kernels::HouseholderDesc householder(const at::Tensor& a, const at::Tensor& tau,
 }  // namespace
 
 at::Tensor identityColumns(const at::Tensor& A, int64_t m, int64_t cols) {
-  c10::DimVector sizes(A.sizes().begin(), A.sizes().end() - 2);
-  sizes.append({m, cols});
-  at::Tensor eye = at::zeros(sizes, A.options());
+  at::Tensor eye = at::zeros(batchSizes(A, 2, {m, cols}), A.options());
   eye.diagonal(0, -2, -1).fill_(1);
   return eye;
 }
@@ -207,7 +209,7 @@ std::tuple<at::Tensor, at::Tensor> qrFactor(const at::Tensor& A) {
   kernels::LuDesc shape;
   at::Tensor a = columnMajorCopy(A, shape);
   const int64_t m = shape.m, n = shape.n, k = std::min(m, n);
-  at::Tensor tau = at::empty(batchWith(A, k), A.options());
+  at::Tensor tau = at::empty(batchSizes(A, 2, {k}), A.options());
   if (shape.batch == 0 || k == 0) return {a, tau};
   const at::Tensor a3 = a.view({shape.batch, m, n}), tau2 = tau.view({shape.batch, k});
   kernels::HouseholderDesc d = householder(a3, tau2, a3);

@@ -1,9 +1,10 @@
-// The factorizations the linalg ops are built on (kernels/linalg.h), shared by the LU and
-// Cholesky families (aten/lu_ops.cpp, aten/cholesky_ops.cpp).
+// The factorizations the linalg ops are built on (kernels/linalg.h) and the helpers their ops
+// share: the LU, Cholesky and QR families (aten/lu_ops.cpp, cholesky_ops.cpp, qr_ops.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <initializer_list>
 #include <tuple>
 
 #include "aten/output_rules.h"
@@ -23,9 +24,19 @@ bool outsOn(const at::Tensor& A, const T&... outs) {
   return true;
 }
 
-// A result into an out= tensor: resized as out= tensors are (the functional form's structured
-// wrapper has sized it already), then copied in.
+// A result into an out= tensor, under the out= rules (output_rules.h's `into`: device, resize,
+// dtype); the functional form's structured wrapper has sized it already.
 void assignOut(at::Tensor& out, const at::Tensor& value);
+
+// t's batch sizes: all but its last `matrix_dims` sizes, then `append` (rows, columns, ...).
+c10::DimVector batchSizes(const at::Tensor& t, int64_t matrix_dims = 2,
+                          std::initializer_list<int64_t> append = {});
+
+// The row exchanges of `swaps` pivots applied to x [B, n, c] (any strides, in place): swap s
+// exchanges row first + s with row pivots[b, s] - 1 (pivots [B, *] contiguous, int32, from
+// their first column); in order that is P^T x as getrs applies it, `reverse` gives P x.
+void exchangeRows(const at::Tensor& x, const at::Tensor& pivots, int64_t first, int64_t swaps,
+                  bool reverse);
 
 // LU [.., m, n] (F-contiguous, as CPU's), pivots [.., min(m, n)] and info [..] (int32) of A,
 // with partial pivoting unless `pivot` is false.

@@ -1,15 +1,13 @@
-// linalg_solve_triangular (functional and out=) and the deprecated triangular_solve: CPU's
-// checks and dtype promotion, the batch dimensions broadcast, then the triangular solve kernel
-// (kernels/linalg.h) in place on a copy of B. left=False (X A = B) is solved as A^T X^T = B^T:
-// transposed strides and the other triangle, no copy. float and double; the rest goes through
-// the counted fallback (CPU computes complex, and refuses half and the integers).
+// linalg_solve_triangular (functional and out=): CPU's checks and dtype promotion, the batch
+// dimensions broadcast, then the triangular solve kernel (kernels/linalg.h) in place on a copy of
+// B. left=False (X A = B) is solved as A^T X^T = B^T: transposed strides and the other triangle, no
+// copy. float and double; the rest goes through the counted fallback (CPU computes complex, and
+// refuses half and the integers).
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/linalg_solve_triangular.h>
 #include <torch/library.h>
 
-#include <tuple>
 #include <vector>
 
 #include "aten/elementwise_desc.h"
@@ -81,35 +79,9 @@ struct SolveTriangular {
   }
 };
 
-// The deprecated torch.triangular_solve(B, A): (X, A) with op(A) X = B, op(A) = A^T when
-// `transpose`, the batches broadcast; A is returned broadcast, as CPU's "cloned coefficient".
-struct TriangularSolve {
-  static bool native(const Tensor& B, const Tensor& A, bool, bool, bool, Tensor& X, Tensor& M) {
-    return outsOn(A, X, M) && A.dim() >= 2 && B.dim() >= 2 && factorable(A.scalar_type()) &&
-           B.scalar_type() == A.scalar_type() && A.size(-1) == A.size(-2) &&
-           B.size(-2) == A.size(-1) && X.scalar_type() == A.scalar_type() &&
-           M.scalar_type() == A.scalar_type() && A.device() == B.device();
-  }
-  static std::tuple<Tensor&, Tensor&> compute(const Tensor& B, const Tensor& A, bool upper,
-                                              bool transpose, bool unitriangular, Tensor& X,
-                                              Tensor& M) {
-    std::vector<int64_t> batch =
-        at::infer_size(B.sizes().slice(0, B.dim() - 2), A.sizes().slice(0, A.dim() - 2));
-    std::vector<int64_t> a_shape = batch, b_shape = batch;
-    a_shape.insert(a_shape.end(), {A.size(-2), A.size(-1)});
-    b_shape.insert(b_shape.end(), {B.size(-2), B.size(-1)});
-    const Tensor a = A.expand(a_shape);
-    assignOut(X, at::linalg_solve_triangular(transpose ? a.mT() : a, B.expand(b_shape),
-                                             upper != transpose, /*left=*/true, unitriangular));
-    assignOut(M, a);
-    return {X, M};
-  }
-};
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<SolveTriangular>(m, "linalg_solve_triangular", nullptr,
                                  "linalg_solve_triangular.out");
-  registerNative<TriangularSolve>(m, "triangular_solve.X");
 }
 
 }  // namespace

@@ -23,22 +23,13 @@
 #include <algorithm>
 #include <tuple>
 
-#include "aten/elementwise_desc.h"
-#include "aten/fallback.h"
 #include "aten/linalg_factor.h"
 #include "aten/op_forms.h"
-#include "core/rt_check.h"
-#include "core/stream_pool.h"
-#include "kernels/linalg.h"
 
 namespace accel {
 namespace {
 
 using at::Tensor;
-
-c10::DimVector batchOf(const Tensor& t, int64_t matrix_dims = 2) {
-  return c10::DimVector(t.sizes().begin(), t.sizes().end() - matrix_dims);
-}
 
 // Whether two batch shapes broadcast.
 bool broadcastable(c10::IntArrayRef a, c10::IntArrayRef b) {
@@ -56,23 +47,11 @@ c10::DimVector withMatrix(c10::IntArrayRef batch, int64_t rows, int64_t cols) {
 }
 
 // P^T X (reverse: P X) for X [batch, n, cols] contiguous, pivots [batch, swaps] contiguous.
-void rowSwaps(Tensor& x, const Tensor& pivots, bool reverse) {
-  if (x.numel() == 0 || pivots.size(-1) == 0) return;
-  kernels::RowSwapDesc d;
-  d.dtype = toKernelDType(x.scalar_type());
-  d.batch = pivots.numel() / pivots.size(-1);
-  d.n = x.size(-2);
-  d.cols = x.size(-1);
-  d.swaps = pivots.size(-1);
-  d.pivots = pivots.const_data_ptr<int32_t>();
-  d.pivot_stride = d.swaps;
-  d.x = static_cast<char*>(x.mutable_data_ptr());
-  d.x_batch = d.n * d.cols;
-  d.x_row = d.cols;
-  d.x_col = 1;
-  d.reverse = reverse;
-  const int device = x.device().index();
-  ACCEL_RT_CHECK(kernels::linalgTable().rowSwaps(d, currentRuntimeStream(device)), device);
+void rowSwaps(const Tensor& x, const Tensor& pivots, bool reverse) {
+  const int64_t swaps = pivots.size(-1);
+  if (x.numel() == 0 || swaps == 0) return;
+  exchangeRows(x.view({-1, x.size(-2), x.size(-1)}), pivots.reshape({-1, swaps}), 0, swaps,
+               reverse);
 }
 
 // X with A X = B (adjoint: A^T X = B) from A's LU [batch, n, n] and pivots [batch, n]
@@ -100,7 +79,7 @@ Tensor solveWithLu(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool
   const Tensor b = left ? B : B.mT();  // X A = B is A^T X^T = B^T
   if (!left) adjoint = !adjoint;
   const int64_t n = LU.size(-1), cols = b.size(-1);
-  const std::vector<int64_t> batch = at::infer_size(batchOf(b), batchOf(LU));
+  const std::vector<int64_t> batch = at::infer_size(batchSizes(b), batchSizes(LU));
   const c10::DimVector sizes = withMatrix(batch, n, cols);
   if (c10::multiply_integers(sizes) == 0) {
     const Tensor x = at::empty(sizes, b.options());
@@ -139,9 +118,9 @@ struct LuSolve {
                      Tensor& result) {
     outsOn(LU, result);
     if (!squareFactorable(LU) || B.dim() < 2 || B.scalar_type() != LU.scalar_type()) return false;
-    if (pivots.scalar_type() != at::kInt || !pivots.sizes().equals(batchOf(LU, 1))) return false;
+    if (pivots.scalar_type() != at::kInt || !pivots.sizes().equals(batchSizes(LU, 1))) return false;
     const int64_t n = LU.size(-1);
-    return (left ? B.size(-2) : B.size(-1)) == n && broadcastable(batchOf(B), batchOf(LU)) &&
+    return (left ? B.size(-2) : B.size(-1)) == n && broadcastable(batchSizes(B), batchSizes(LU)) &&
            sameDevice(LU, B) && sameDevice(LU, pivots) && result.scalar_type() == B.scalar_type();
   }
   static Tensor& compute(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left,
@@ -154,7 +133,7 @@ struct LuSolve {
 // linalg.solve's [numpy-compat] vector right-hand side: B is A's shape without its last
 // dimension (or 1-D).
 bool vectorRhs(const Tensor& A, const Tensor& B) {
-  return B.dim() == 1 || (A.dim() - 1 == B.dim() && B.sizes().equals(batchOf(A, 1)));
+  return B.dim() == 1 || (A.dim() - 1 == B.dim() && B.sizes().equals(batchSizes(A, 1)));
 }
 
 // Which matrix CPU's solve, det and slogdet factor, which their backward formulas assume:
@@ -195,7 +174,7 @@ struct SolveEx {
     if (vector && !left) return false;  // CPU's error
     const int64_t n = A.size(-1);
     const int64_t rhs = vector ? B.size(-1) : left ? B.size(-2) : B.size(-1);
-    return rhs == n && broadcastable(vector ? batchOf(B, 1) : batchOf(B), batchOf(A)) &&
+    return rhs == n && broadcastable(vector ? batchSizes(B, 1) : batchSizes(B), batchSizes(A)) &&
            result.scalar_type() == A.scalar_type() && LU.scalar_type() == A.scalar_type() &&
            pivots.scalar_type() == at::kInt && info.scalar_type() == at::kInt;
   }
@@ -302,11 +281,9 @@ struct LuUnpack {
     outsOn(LU, P, L, U);
     if (LU.dim() < 2 || !factorable(LU.scalar_type()) || pivots.scalar_type() != at::kInt)
       return false;
-    c10::DimVector piv = batchOf(LU);
-    piv.push_back(std::min(LU.size(-2), LU.size(-1)));
-    return pivots.sizes().equals(piv) && sameDevice(LU, pivots) &&
-           P.scalar_type() == LU.scalar_type() && L.scalar_type() == LU.scalar_type() &&
-           U.scalar_type() == LU.scalar_type();
+    return pivots.sizes().equals(batchSizes(LU, 2, {std::min(LU.size(-2), LU.size(-1))})) &&
+           sameDevice(LU, pivots) && P.scalar_type() == LU.scalar_type() &&
+           L.scalar_type() == LU.scalar_type() && U.scalar_type() == LU.scalar_type();
   }
   static std::tuple<Tensor&, Tensor&, Tensor&> compute(const Tensor& LU, const Tensor& pivots,
                                                        bool unpack_data, bool unpack_pivots,

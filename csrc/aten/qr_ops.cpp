@@ -19,12 +19,6 @@ namespace {
 
 using at::Tensor;
 
-bool sameBatch(const Tensor& a, const Tensor& b, int64_t a_matrix_dims, int64_t b_matrix_dims) {
-  return a.sizes()
-      .slice(0, a.dim() - a_matrix_dims)
-      .equals(b.sizes().slice(0, b.dim() - b_matrix_dims));
-}
-
 // Q's first `cols` columns from the reflectors in a [.., m, *] and tau.
 Tensor formQ(const Tensor& a, const Tensor& tau, int64_t cols) {
   Tensor q = identityColumns(a, a.size(-2), cols);
@@ -55,7 +49,7 @@ bool householderArgs(const Tensor& input, const Tensor& tau) {
   return input.dim() >= 2 && factorable(input.scalar_type()) &&
          tau.scalar_type() == input.scalar_type() && tau.dim() == input.dim() - 1 &&
          input.size(-2) >= input.size(-1) && tau.size(-1) <= input.size(-1) &&
-         sameBatch(input, tau, 2, 1) && input.device() == tau.device();
+         batchSizes(tau, 1) == batchSizes(input) && input.device() == tau.device();
 }
 
 struct HouseholderProduct {
@@ -91,8 +85,8 @@ bool ormqrArgs(const Tensor& input, const Tensor& tau, const Tensor& other, bool
          tau.scalar_type() == input.scalar_type() && other.scalar_type() == input.scalar_type() &&
          tau.dim() == input.dim() - 1 && tau.size(-1) <= input.size(-1) &&
          input.size(-2) == (left ? other.size(-2) : other.size(-1)) &&
-         tau.size(-1) <= input.size(-2) && sameBatch(input, tau, 2, 1) &&
-         sameBatch(input, other, 2, 2) && input.device() == tau.device() &&
+         tau.size(-1) <= input.size(-2) && batchSizes(tau, 1) == batchSizes(input) &&
+         batchSizes(other) == batchSizes(input) && input.device() == tau.device() &&
          input.device() == other.device();
 }
 
