@@ -92,6 +92,21 @@ def test_replay_after_reset_is_an_error_and_recapture_works():
     torch.testing.assert_close(x.cpu(), torch.full((4,), 10.0))
 
 
+def test_an_index_out_of_range_at_replay_is_a_device_error_and_the_device_stays_usable():
+    # A capture cannot read indices back to check them: the kernel refuses a bad one itself,
+    # as CUDA's device-side assert, and leaves the destination unwritten.
+    w = torch.randn(6, 64)
+    wa, idx = w.to("accel"), torch.tensor([1, 2], device="accel")
+    g, out = _capture(lambda: wa.index_select(0, idx))
+    g.replay()
+    assert torch.equal(out.cpu(), w[[1, 2]])
+    idx.fill_(9)
+    g.replay()
+    with pytest.raises(torch.AcceleratorError, match="index out of bounds"):
+        accel.synchronize()
+    assert torch.equal((wa + 1).cpu(), w + 1)
+
+
 def test_capture_on_the_default_stream_is_refused():
     g = accel.Graph()
     with pytest.raises(RuntimeError, match="default stream"):

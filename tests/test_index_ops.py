@@ -121,6 +121,50 @@ def test_index_add_with_duplicates_and_alpha(dtype):
     assert_native()
 
 
+# Rows no index varies along run as runs of the row (kernels/index.h IndexRowsOp): widths
+# around the minimum (8) and past the host's run length (4096), contiguous and strided rows.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+@pytest.mark.parametrize("width", [7, 8, 33, 4096 + 5])
+def test_indexed_rows(dtype, width):
+    x = sample((6, width), dtype)
+    idx = torch.tensor([5, 0, 5, 2, 1, 5, 3])
+    strided = dev(x.t().contiguous()).t()  # rows with a stride of 6 elements
+    for a in (dev(x), strided):
+        assert torch.equal(a.index_select(0, dev(idx)).cpu(), x.index_select(0, idx))
+        assert torch.equal(a[dev(idx)].cpu(), x[idx])
+        assert torch.equal(a[dev(idx), 1:].cpu(), x[idx, 1:])
+    src = sample((7, width), dtype, seed=2)
+    uniq = torch.tensor([4, 0, 2])
+    # A write with duplicates is undefined (PyTorch's rule), so unique indices; sums with
+    # duplicates add in index order, as CPU's, floats compared bit for bit.
+    puts = [(uniq, src[:3], False)] + ([(idx, src, True)] if dtype != torch.bool else [])
+    for where, values, accumulate in puts:
+        expected = x.clone().index_put_((where,), values, accumulate=accumulate)
+        a = strided.clone()
+        a.index_put_((dev(where),), dev(values), accumulate=accumulate)
+        assert torch.equal(a.cpu(), expected)
+    if dtype != torch.bool:
+        alpha = 3 if dtype == torch.int64 else 0.5
+        assert torch.equal(
+            dev(x).index_add(0, dev(idx), dev(src), alpha=alpha).cpu(),
+            x.index_add(0, idx, src, alpha=alpha),
+        )
+    assert torch.equal(
+        dev(x).index_copy(0, dev(uniq), dev(src[:3])).cpu(), x.index_copy(0, uniq, src[:3])
+    )
+    assert torch.equal(dev(x).index_fill(0, dev(idx), 1).cpu(), x.index_fill(0, idx, 1))
+    assert_native()
+
+
+def test_embedding_backward_rows_add_in_index_order():
+    ids = torch.randint(0, 10, (4, 50), generator=torch.Generator().manual_seed(0))
+    grad = torch.randn(4, 50, 300)
+    expected = torch.ops.aten.embedding_dense_backward(grad, ids, 10, -1, False)
+    got = torch.ops.aten.embedding_dense_backward(dev(grad), dev(ids), 10, -1, False)
+    assert torch.equal(got.cpu(), expected)
+    assert_native()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
 def test_index_copy_index_fill_and_reductions(dtype):
     x = sample((5, 4, 3), dtype)

@@ -1,9 +1,10 @@
 // The indexing family: gather/scatter-style indexed copies (gather, scatter, index_select,
 // index_add, index, index_put, embedding backward), index bounds, nonzero, triu/tril,
 // arange, and the histograms (histc, bincount: histogram.h). Its per-element bodies are shared by
-// the host and CUDA builds. Each is a functor `bool operator()(int64_t i) const` (false: element i
+// the host and CUDA builds. Each is a functor `bool operator()(int64_t i) const` (false: index i
 // met an out-of-range index and was skipped). An executor runs it over [0, n):
 //   Exec::forEach(n, serial, f, stream)   serial = duplicates accumulate into one place
+// The indexed copies run one element per index, or a run of a row per index (forIndexed).
 // Index bounds and nonzero (with its count) are chunked passes over the same index space, planned
 // like a scan of one line (planCompact), their chunks' partials scanned by carry_scan.h.
 #pragma once
@@ -122,15 +123,13 @@ ACCEL_HD inline bool indexedOffsets(const IndexDesc& d, int64_t linear, int64_t&
   return true;
 }
 
+// The per-element bodies of the indexed copies: `apply(dst, src)` on one destination element
+// and its source (src is null for IndexMode::Fill).
 template <class T>
 struct IndexCopyOp {
   IndexDesc d;
-  ACCEL_HD bool operator()(int64_t i) const {
-    int64_t dst, src;
-    if (!indexedOffsets(d, i, dst, src)) return false;
-    *reinterpret_cast<T*>(d.iter.op[0].data + dst) =
-        *reinterpret_cast<const T*>(d.iter.op[1].data + src);
-    return true;
+  ACCEL_HD void apply(char* dst, const char* src) const {
+    *reinterpret_cast<T*>(dst) = *reinterpret_cast<const T*>(src);
   }
 };
 
@@ -138,12 +137,7 @@ template <class T>
 struct IndexFillOp {
   IndexDesc d;
   T value;
-  ACCEL_HD bool operator()(int64_t i) const {
-    int64_t dst, src;
-    if (!indexedOffsets(d, i, dst, src)) return false;
-    *reinterpret_cast<T*>(d.iter.op[0].data + dst) = value;
-    return true;
-  }
+  ACCEL_HD void apply(char* dst, const char*) const { *reinterpret_cast<T*>(dst) = value; }
 };
 
 // dst += alpha * src. `Accumulate` is the executor's read-modify-write (atomic on CUDA).
@@ -151,13 +145,9 @@ template <class T, class Accumulate>
 struct IndexAddOp {
   IndexDesc d;
   OpMath<T> alpha;
-  ACCEL_HD bool operator()(int64_t i) const {
-    int64_t dst, src;
-    if (!indexedOffsets(d, i, dst, src)) return false;
-    const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(d.iter.op[1].data + src));
-    Accumulate::add(reinterpret_cast<T*>(d.iter.op[0].data + dst),
-                    static_cast<OpMath<T>>(alpha * v));
-    return true;
+  ACCEL_HD void apply(char* dst, const char* src) const {
+    const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(src));
+    Accumulate::add(reinterpret_cast<T*>(dst), static_cast<OpMath<T>>(alpha * v));
   }
 };
 
@@ -185,14 +175,78 @@ struct MinCombine {
 template <class T, class Accumulate, class Combine>
 struct IndexCombineOp {
   IndexDesc d;
+  ACCEL_HD void apply(char* dst, const char* src) const {
+    const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(src));
+    Accumulate::combine(reinterpret_cast<T*>(dst), v, Combine{});
+  }
+};
+
+// Op over one element per index.
+template <class Op>
+struct IndexElementsOp {
+  Op op;
   ACCEL_HD bool operator()(int64_t i) const {
     int64_t dst, src;
-    if (!indexedOffsets(d, i, dst, src)) return false;
-    const OpMath<T> v = castTo<OpMath<T>>(*reinterpret_cast<const T*>(d.iter.op[1].data + src));
-    Accumulate::combine(reinterpret_cast<T*>(d.iter.op[0].data + dst), v, Combine{});
+    if (!indexedOffsets(op.d, i, dst, src)) return false;
+    op.apply(op.d.iter.op[0].data + dst,
+             op.d.iter.noperands > 1 ? op.d.iter.op[1].data + src : nullptr);
     return true;
   }
 };
+
+// Op over runs of the innermost dimension, when no index varies along it (index_select,
+// embedding, x[idx] and their backward): each index is `chunk` elements of one row, whose
+// offsets and indices are computed once (per element they cost divisions and a load each).
+template <class Op, int64_t kItem>
+struct IndexRowsOp {
+  Op op;
+  int64_t chunk;   // elements per index
+  int64_t chunks;  // indices per row
+  ACCEL_HD int64_t elementsPerIndex() const { return chunk; }
+  ACCEL_HD bool operator()(int64_t i) const {
+    const IndexDesc& d = op.d;
+    const int64_t width = d.iter.sizes[0];
+    const int64_t row = i / chunks;
+    const int64_t begin = (i - row * chunks) * chunk;
+    const int64_t n = (begin + chunk < width ? begin + chunk : width) - begin;
+    int64_t dst, src;
+    if (!indexedOffsets(d, row * width + begin, dst, src)) return false;
+    char* out = d.iter.op[0].data + dst;
+    const char* in = d.iter.noperands > 1 ? d.iter.op[1].data + src : nullptr;
+    const int64_t out_step = d.iter.op[0].strides[0];
+    const int64_t in_step = in ? d.iter.op[1].strides[0] : 0;
+    if (out_step == kItem && (in == nullptr || in_step == kItem)) {
+      for (int64_t j = 0; j < n; ++j) op.apply(out + j * kItem, in ? in + j * kItem : nullptr);
+    } else {
+      for (int64_t j = 0; j < n; ++j) op.apply(out + j * out_step, in ? in + j * in_step : nullptr);
+    }
+    return true;
+  }
+};
+
+// Whether d's innermost dimension is a run no index varies along, long enough to pay.
+ACCEL_HD inline bool indexRows(const IndexDesc& d) {
+  constexpr int64_t kMinRow = 8;
+  if (d.iter.ndim < 1 || d.iter.sizes[0] < kMinRow) return false;
+  for (int k = 0; k < d.nindex; ++k)
+    if (d.index[k].strides[0] != 0) return false;
+  return true;
+}
+
+// Runs op over d (serial: on one thread in index order on the host, duplicates accumulating).
+// Exec::kIndexRowChunk is the driver's longest run; 1 keeps a thread per element (CUDA's).
+template <class Exec, class T, class Op>
+rt::Error forIndexed(const Op& op, bool serial, rt::Stream stream) {
+  const IndexDesc& d = op.d;
+  if (Exec::kIndexRowChunk > 1 && indexRows(d)) {
+    const int64_t width = d.iter.sizes[0];
+    const int64_t chunk = width < Exec::kIndexRowChunk ? width : Exec::kIndexRowChunk;
+    const int64_t chunks = (width + chunk - 1) / chunk;
+    return Exec::forEach(d.iter.numel / width * chunks, serial,
+                         IndexRowsOp<Op, sizeof(T)>{op, chunk, chunks}, stream);
+  }
+  return Exec::forEach(d.iter.numel, serial, IndexElementsOp<Op>{op}, stream);
+}
 
 template <class Exec>
 rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Stream stream) {
@@ -210,23 +264,20 @@ rt::Error launchIndex(const IndexDesc& d, IndexMode mode, Scalar scalar, rt::Str
   if (d.iter.numel == 0) return rt::Error::Success;
   return dispatchDType(d.iter.op[0].dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using Acc = typename Exec::Accumulate;
     switch (mode) {
-      case IndexMode::Copy: return Exec::forEach(d.iter.numel, false, IndexCopyOp<T>{d}, stream);
+      case IndexMode::Copy: return forIndexed<Exec, T>(IndexCopyOp<T>{d}, false, stream);
       case IndexMode::Fill:
-        return Exec::forEach(d.iter.numel, false, IndexFillOp<T>{d, scalarAs<T>(scalar)}, stream);
+        return forIndexed<Exec, T>(IndexFillOp<T>{d, scalarAs<T>(scalar)}, false, stream);
       case IndexMode::Add:
-        return Exec::forEach(
-            d.iter.numel, true,
-            IndexAddOp<T, typename Exec::Accumulate>{d, scalarAs<OpMath<T>>(scalar)}, stream);
+        return forIndexed<Exec, T>(IndexAddOp<T, Acc>{d, scalarAs<OpMath<T>>(scalar)}, true,
+                                   stream);
       case IndexMode::Mul:
-        return Exec::forEach(d.iter.numel, true,
-                             IndexCombineOp<T, typename Exec::Accumulate, MulCombine>{d}, stream);
+        return forIndexed<Exec, T>(IndexCombineOp<T, Acc, MulCombine>{d}, true, stream);
       case IndexMode::Max:
-        return Exec::forEach(d.iter.numel, true,
-                             IndexCombineOp<T, typename Exec::Accumulate, MaxCombine>{d}, stream);
+        return forIndexed<Exec, T>(IndexCombineOp<T, Acc, MaxCombine>{d}, true, stream);
       case IndexMode::Min:
-        return Exec::forEach(d.iter.numel, true,
-                             IndexCombineOp<T, typename Exec::Accumulate, MinCombine>{d}, stream);
+        return forIndexed<Exec, T>(IndexCombineOp<T, Acc, MinCombine>{d}, true, stream);
     }
     return rt::Error::InvalidValue;
   });

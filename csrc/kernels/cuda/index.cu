@@ -5,9 +5,16 @@
 #include "kernels/tables.h"
 
 namespace accel::kernels::cuda {
+namespace {
+
+struct IndexExecutor : PlanExecutor {
+  static constexpr int64_t kIndexRowChunk = 1;  // a thread per element, coalesced
+};
+
+}  // namespace
 
 const IndexTable& indexTable() {
-  static const IndexTable table = IndexTable::make<PlanExecutor>();
+  static const IndexTable table = IndexTable::make<IndexExecutor>();
   return table;
 }
 
