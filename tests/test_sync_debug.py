@@ -59,3 +59,32 @@ def test_invalid_mode():
         torch.accel.set_sync_debug_mode("loud")
     with pytest.raises(RuntimeError, match="must be 0, 1 or 2"):
         torch.accel.set_sync_debug_mode(5)
+
+
+def test_padding_and_upsampling_do_not_wait_for_the_device(mode):
+    # Their gathers' indices are in range by construction, so nothing reads them back.
+    x = torch.randn(2, 3, 9, 9)
+    xa = x.to("accel").requires_grad_()
+    mode("error")
+    outs = [
+        torch.nn.functional.pad(xa, (2, 3, 1, -2), mode="reflect"),
+        torch.nn.functional.pad(xa, (2, 3, 1, 4), mode="replicate"),
+        torch.nn.functional.interpolate(xa, scale_factor=2, mode="bilinear"),
+        torch.nn.functional.interpolate(xa, size=(5, 13), mode="nearest"),
+        torch.nn.functional.interpolate(xa, scale_factor=1.5, mode="bicubic"),
+    ]
+    grads = torch.autograd.grad(sum(o.sum() for o in outs), xa)
+    mode(0)
+    xc = x.clone().requires_grad_()
+    expected = [
+        torch.nn.functional.pad(xc, (2, 3, 1, -2), mode="reflect"),
+        torch.nn.functional.pad(xc, (2, 3, 1, 4), mode="replicate"),
+        torch.nn.functional.interpolate(xc, scale_factor=2, mode="bilinear"),
+        torch.nn.functional.interpolate(xc, size=(5, 13), mode="nearest"),
+        torch.nn.functional.interpolate(xc, scale_factor=1.5, mode="bicubic"),
+    ]
+    for got, want in zip(outs, expected):
+        torch.testing.assert_close(got.detach().cpu(), want.detach())
+    torch.testing.assert_close(
+        grads[0].cpu(), torch.autograd.grad(sum(o.sum() for o in expected), xc)[0]
+    )

@@ -93,9 +93,16 @@ std::pair<int64_t, int64_t> indexRange(const at::Tensor& index) {
   return {host.data_ptr<int64_t>()[0], host.data_ptr<int64_t>()[1]};
 }
 
+namespace {
+thread_local int indices_in_range = 0;
+}  // namespace
+
+IndicesInRange::IndicesInRange() { ++indices_in_range; }
+IndicesInRange::~IndicesInRange() { --indices_in_range; }
+
 void checkIndexRange(const at::Tensor& index, int64_t size, bool allow_negative, int64_t dim,
                      const char* what, bool index_error) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || indices_in_range > 0) return;
   // A graph capture cannot read the range back; the kernels then refuse bad indices
   // themselves, as a sticky device error (CUDA's device-side assert).
   if (isStreamCapturing(currentStream(index.device().index()))) return;

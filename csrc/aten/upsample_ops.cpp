@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "aten/floating_args.h"
+#include "aten/index_desc.h"
 #include "aten/op_forms.h"
 
 namespace accel {
@@ -79,13 +80,14 @@ Tensor nearestIndex(Mode mode, int64_t in, int64_t out, std::optional<double> sc
         .to(at::kFloat)
         .floor()
         .to(at::kLong)
-        .clamp_max(in - 1);
+        .clamp(0, in - 1);
   if (out == in) return at::arange(out, longs);
   if (out == 2 * in) return at::floor_divide(at::arange(out, longs), 2);
+  // Clamped below too: a negative scale (CPU reads out of bounds) stays inside the input.
   return (at::arange(out, like.options().dtype(at::kFloat)) * s)
       .floor()
       .to(at::kLong)
-      .clamp_max(in - 1);
+      .clamp(0, in - 1);
 }
 
 // The cubic convolution kernel (A = -0.75) at distance x <= 1 and 1 < x < 2.
@@ -164,6 +166,7 @@ Tensor separableForward(const char* op, Mode mode, const Tensor& self, at::IntAr
                         bool align_corners, at::ArrayRef<std::optional<double>> scales,
                         const Output& out) {
   checkSizes(op, output_size, self.dim(), scales.size());
+  const IndicesInRange taps_in_range;  // tapsAlong's indices are clamped to the input
   const auto type = at::toOpMathType(self.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   const bool aa = antialiased(mode);
@@ -205,6 +208,7 @@ Tensor separableBackward(const char* op, Mode mode, const Tensor& grad_output,
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(expected), op,
               ": expected grad_output of size ", at::IntArrayRef(expected), ", got ",
               grad_output.sizes());
+  const IndicesInRange taps_in_range;
   const auto type = at::toOpMathType(grad_output.scalar_type());
   const bool nearest = mode == Mode::Nearest || mode == Mode::NearestExact;
   Tensor grad = grad_output.to(type);

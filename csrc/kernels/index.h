@@ -106,7 +106,7 @@ ACCEL_HD inline bool indexedOffsets(const IndexDesc& d, int64_t linear, int64_t&
   src = 0;
   for (int dim = 0; dim < d.iter.ndim; ++dim) {
     const int64_t size = d.iter.sizes[dim];
-    const int64_t c = linear % size;
+    const int64_t c = dim + 1 < d.iter.ndim ? linear % size : linear;
     linear /= size;
     dst += c * d.iter.op[0].strides[dim];
     src += c * d.iter.op[1].strides[dim];
@@ -181,7 +181,7 @@ struct IndexCombineOp {
   }
 };
 
-// Op over one element per index.
+// Op over one element per index. The host walks a range of them with an odometer (range).
 template <class Op>
 struct IndexElementsOp {
   Op op;
@@ -190,6 +190,33 @@ struct IndexElementsOp {
     if (!indexedOffsets(op.d, i, dst, src)) return false;
     op.apply(op.d.iter.op[0].data + dst,
              op.d.iter.noperands > 1 ? op.d.iter.op[1].data + src : nullptr);
+    return true;
+  }
+  // Elements [begin, end); false at the first out-of-range index, as operator().
+  bool range(int64_t begin, int64_t end) const {
+    const IndexDesc& d = op.d;
+    Odometer<2 + kMaxIndexTensors> at;  // the destination, the source, the index tensors
+    at.ndim = d.iter.ndim;
+    at.sizes = d.iter.sizes;
+    at.n = 2 + d.nindex;
+    at.strides[0] = d.iter.op[0].strides;
+    at.strides[1] = d.iter.op[1].strides;  // zeros without a source (IndexMode::Fill)
+    for (int k = 0; k < d.nindex; ++k) at.strides[2 + k] = d.index[k].strides;
+    at.start(begin);
+    char* dst_base = d.iter.op[0].data;
+    const char* src_base = d.iter.noperands > 1 ? d.iter.op[1].data : nullptr;
+    for (int64_t i = begin; i < end; ++i, at.next()) {
+      int64_t extra = 0;
+      for (int k = 0; k < d.nindex; ++k) {
+        int64_t v = loadAs<int64_t>(d.index[k].data + at.off[2 + k], d.index[k].dtype);
+        if (v < 0) v += d.dim_size[k];
+        if (v < 0 || v >= d.dim_size[k]) return false;
+        extra += v * d.dim_stride[k];
+      }
+      const int64_t dst = at.off[0] + (d.indexed_operand == 0 ? extra : 0);
+      const int64_t src = at.off[1] + (d.indexed_operand == 1 ? extra : 0);
+      op.apply(dst_base + dst, src_base ? src_base + src : nullptr);
+    }
     return true;
   }
 };
@@ -299,6 +326,23 @@ struct TriangleOp {
         keep ? *reinterpret_cast<const T*>(d.op[1].data + off[1]) : T(0);
     return true;
   }
+  // The host's walk: the odometer's first two coordinates are the column and the row.
+  bool range(int64_t begin, int64_t end) const {
+    Odometer<2> at;
+    at.ndim = d.ndim;
+    at.sizes = d.sizes;
+    at.n = 2;
+    at.strides[0] = d.op[0].strides;
+    at.strides[1] = d.op[1].strides;
+    at.start(begin);
+    for (int64_t i = begin; i < end; ++i, at.next()) {
+      const int64_t shift = at.coord[0] - at.coord[1];
+      const bool keep = upper ? shift >= diagonal : shift <= diagonal;
+      *reinterpret_cast<T*>(d.op[0].data + at.off[0]) =
+          keep ? *reinterpret_cast<const T*>(d.op[1].data + at.off[1]) : T(0);
+    }
+    return true;
+  }
 };
 
 template <class Exec>
@@ -323,6 +367,18 @@ struct ArangeOp {
     int64_t off[1];
     offsetsOf(d, i, off);
     *reinterpret_cast<T*>(d.op[0].data + off[0]) = castTo<T>(start + step * i);
+    return true;
+  }
+  // The host's walk, in vector lanes when the output is dense.
+  bool range(int64_t begin, int64_t end) const {
+    const int64_t stride = d.ndim > 0 ? d.op[0].strides[0] : 0;
+    if (stride == static_cast<int64_t>(sizeof(T))) {
+      T* out = reinterpret_cast<T*>(d.op[0].data);
+      for (int64_t i = begin; i < end; ++i) out[i] = castTo<T>(start + step * i);
+    } else {
+      for (int64_t i = begin; i < end; ++i)
+        *reinterpret_cast<T*>(d.op[0].data + i * stride) = castTo<T>(start + step * i);
+    }
     return true;
   }
 };

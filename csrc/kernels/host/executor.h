@@ -154,11 +154,23 @@ void stridedSegments(const F& f, const ElementwiseDesc& d, int64_t begin, int64_
 // Rows shorter than this take the per-element path: a run's setup would cost more.
 constexpr int64_t kMinSegmentRow = 16;
 
+// An index-space functor that can walk a range faster than index by index (an odometer
+// instead of a division per element) says so with `bool range(begin, end) const`.
+template <class F, class = void>
+struct HasRange : std::false_type {};
+template <class F>
+struct HasRange<F, std::void_t<decltype(std::declval<const F&>().range(int64_t(), int64_t()))>>
+    : std::true_type {};
+
 template <class F>
 bool indexLoop(const F& f, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i)
-    if (!f(i)) return false;
-  return true;
+  if constexpr (HasRange<F>::value) {
+    return f.range(begin, end);
+  } else {
+    for (int64_t i = begin; i < end; ++i)
+      if (!f(i)) return false;
+    return true;
+  }
 }
 
 // An index-space functor heavy in floating-point math (the random transforms) declares
