@@ -109,6 +109,29 @@ def test_topk_across_tiles():
     assert_native()
 
 
+# A small k of a long slice goes through the preselection of each tile's first k (kernels/
+# sort.h TopkTileOp): the answer is the first k of the stable sort, ties to the lower index.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8])
+@pytest.mark.parametrize("ties", [False, True])
+def test_topk_of_a_small_k_is_the_stable_sorts_first_k(dtype, ties):
+    x = keys((3, 5000 + 37), dtype, ties=ties, seed=9)
+    for k in (1, 50, 256):
+        for largest in (True, False):
+            ev, ei = torch.sort(x, dim=-1, descending=largest, stable=True)
+            v, i = torch.topk(dev(x), k, largest=largest)
+            assert torch.equal(i.cpu(), ei[:, :k])
+            torch.testing.assert_close(v.cpu(), ev[:, :k], equal_nan=True, rtol=0, atol=0)
+    # along a dimension that is not the last, and into out=
+    t = dev(x.t())
+    v = torch.empty(0, dtype=dtype, device="accel")
+    i = torch.empty(0, dtype=torch.long, device="accel")
+    torch.topk(t, 50, dim=0, out=(v, i))
+    ev, ei = torch.sort(x.t(), dim=0, descending=True, stable=True)
+    assert torch.equal(i.cpu(), ei[:50])
+    torch.testing.assert_close(v.cpu(), ev[:50], equal_nan=True, rtol=0, atol=0)
+    assert_native()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8, torch.bool])
 def test_unique_across_tiles(dtype):
     g = torch.Generator().manual_seed(8)

@@ -1,7 +1,9 @@
-// sort (always stable), topk (the first k of a sort), kthvalue, median, nanmedian and mode (one
-// position of a sort). The sorted dimension is moved last and made dense, sorted per slice by
-// the sort kernel, and copied back into the outputs.
+// sort (always stable), topk (the first k of a sort, or of a preselection for a small k),
+// kthvalue, median, nanmedian and mode (one position of a sort). The sorted dimension is moved
+// last and made dense, sorted per slice by the sort kernel, and copied back into the outputs.
 // searchsorted and bucketize: a binary search per value by the sort family's search kernel.
+#include <algorithm>
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
@@ -10,12 +12,14 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
 #include "aten/copy.h"
 #include "aten/elementwise_desc.h"
+#include "aten/index_desc.h"
 #include "aten/op_forms.h"
 #include "core/rt_check.h"
 #include "core/stream_pool.h"
@@ -100,11 +104,50 @@ struct Topk {
     auto [v, i] = results(self, shape, values, indices);
     if (v.numel() > 0) {
       // Sorted order is a valid answer for sorted=False too.
-      auto [keys, idx] = sortedLast(self, dim, largest);
+      auto [keys, idx] = k <= kMaxPreselect && size >= minTile(k)
+                             ? preselectedFirst(self, dim, k, largest)
+                             : sortedLast(self, dim, largest);
       writeBack(v, keys.narrow(-1, 0, k), dim);
       writeBack(i, idx.narrow(-1, 0, k), dim);
     }
     return {values.finish(v), indices.finish(i)};
+  }
+
+ private:
+  // A small k of a long slice: each tile's first k keys (the preselection kernel), then the
+  // stable sort of those candidates alone. The same answer as the sort of the whole slice,
+  // with tiles * k keys sorted instead of n (a sampling step's top 50 of 32000 logits). A
+  // tile's cost grows with k log k, so tiles are long: a slice is cut only into as many as
+  // it takes to give the device kTasks of them.
+  static constexpr int64_t kMaxPreselect = 256;
+  static constexpr int64_t kTasks = 16;
+  static int64_t minTile(int64_t k) { return std::max<int64_t>(1024, 8 * k); }
+
+  static std::pair<at::Tensor, at::Tensor> preselectedFirst(const at::Tensor& self, int64_t dim,
+                                                            int64_t k, bool largest) {
+    at::Tensor moved = self.movedim(dim, -1).contiguous();
+    const int64_t n = moved.size(-1), slices = moved.numel() / n;
+    const int64_t wanted = std::clamp<int64_t>((kTasks + slices - 1) / slices, 1, n / minTile(k));
+    const int64_t tile = n / wanted, tiles = n / tile;
+    c10::DimVector shape(moved.sizes().begin(), moved.sizes().end());
+    shape.back() = tiles * k;
+    at::Tensor cand_keys = at::empty(shape, moved.options());
+    at::Tensor cand_idx = at::empty(shape, moved.options().dtype(at::kLong));
+    kernels::TopkDesc d;
+    d.keys = static_cast<const char*>(moved.const_data_ptr());
+    d.out_keys = static_cast<char*>(cand_keys.data_ptr());
+    d.out_idx = cand_idx.data_ptr<int64_t>();
+    d.dtype = toKernelDType(moved.scalar_type());
+    d.nslices = slices;
+    d.n = n;
+    d.tile = tile;
+    d.k = k;
+    d.descending = largest;
+    const int device = self.device().index();
+    ACCEL_RT_CHECK(kernels::sortTable().topk_tiles(d, currentRuntimeStream(device)), device);
+    auto [keys, order] = sortedLast(cand_keys, -1, largest);
+    const IndicesInRange sorted_positions;
+    return {keys, cand_idx.gather(-1, order)};
   }
 };
 

@@ -1,6 +1,7 @@
 // The sort family: a stable sort of many equal-length slices, as a bottom-up merge sort in
 // fixed-size output tiles planned by planSort (below), ping-ponging between the buffers and the
-// scratch; and the binary search of values in sorted rows (searchsorted, bucketize). The same
+// scratch; topk's preselection of each tile's first k keys; and the binary search of values in
+// sorted rows (searchsorted, bucketize). The same
 // functors run on the host pool and as CUDA kernels (Exec::forEach, see the executors).
 #pragma once
 
@@ -41,9 +42,24 @@ struct SearchDesc {
   bool right = false;
 };
 
+// Top-k preselection: each slice (row-major [nslices, n]) is cut into n / tile tiles of `tile`
+// keys, the last taking the remainder (so every tile holds at least k >= 1 keys). For each tile,
+// out_keys / out_idx ([nslices, tiles, k]) receive the first k keys of the tile's stable sort
+// and their positions in the slice. The stable sort of a slice's candidates, in tile order,
+// then starts with the first k of the slice's own stable sort: topk's answer.
+struct TopkDesc {
+  const char* keys = nullptr;
+  char* out_keys = nullptr;
+  int64_t* out_idx = nullptr;
+  DType dtype = DType::Float;
+  int64_t nslices = 0, n = 0, tile = 0, k = 0;
+  bool descending = false;
+};
+
 struct SortTable {
   rt::Error (*sort)(const SortDesc& d, rt::Stream stream);
   rt::Error (*search)(const SearchDesc& d, rt::Stream stream);
+  rt::Error (*topk_tiles)(const TopkDesc& d, rt::Stream stream);
   template <class Exec>
   static SortTable make();
 };
@@ -324,11 +340,98 @@ rt::Error launchSearch(const SearchDesc& d, rt::Stream stream) {
   });
 }
 
+// One tile's first k keys in its output row: a heap whose root is the worst kept key (ties:
+// the later position is worse), so a key enters when it sorts strictly before the root, which
+// few do once the heap is full. Blocks of kTopkBlock keys are first tested against the root at
+// once (a loop the host runs in vector lanes); only a block with a candidate is walked. The
+// row is heap-sorted at the end, best first.
+constexpr int64_t kTopkBlock = 32;
+
+template <class T>
+struct TopkTileOp {
+  TopkDesc d;
+  ACCEL_HD int64_t elementsPerIndex() const { return d.tile; }
+
+  // Whether entry a of the row is worse than entry b.
+  ACCEL_HD bool worse(const T* keys, const int64_t* idx, int64_t a, int64_t b) const {
+    if (sortsBefore(keys[b], keys[a], d.descending)) return true;
+    return !sortsBefore(keys[a], keys[b], d.descending) && idx[a] > idx[b];
+  }
+  ACCEL_HD void swap(T* keys, int64_t* idx, int64_t a, int64_t b) const {
+    const T k = keys[a];
+    keys[a] = keys[b];
+    keys[b] = k;
+    const int64_t i = idx[a];
+    idx[a] = idx[b];
+    idx[b] = i;
+  }
+  // Restores the heap below p among the first `size` entries.
+  ACCEL_HD void siftDown(T* keys, int64_t* idx, int64_t p, int64_t size) const {
+    for (;;) {
+      const int64_t l = 2 * p + 1, r = l + 1;
+      int64_t top = p;
+      if (l < size && worse(keys, idx, l, top)) top = l;
+      if (r < size && worse(keys, idx, r, top)) top = r;
+      if (top == p) return;
+      swap(keys, idx, p, top);
+      p = top;
+    }
+  }
+
+  ACCEL_HD bool operator()(int64_t t) const {
+    const int64_t tiles = d.n / d.tile;
+    const int64_t slice = t / tiles, first = t % tiles * d.tile;
+    const int64_t last = t % tiles == tiles - 1 ? d.n : first + d.tile;
+    const T* x = reinterpret_cast<const T*>(d.keys) + slice * d.n;
+    T* keys = reinterpret_cast<T*>(d.out_keys) + t * d.k;
+    int64_t* idx = d.out_idx + t * d.k;
+    for (int64_t c = 0; c < d.k; ++c) {  // the first k keys, sifted up
+      keys[c] = x[first + c];
+      idx[c] = first + c;
+      for (int64_t p = c; p > 0 && worse(keys, idx, p, (p - 1) / 2); p = (p - 1) / 2)
+        swap(keys, idx, p, (p - 1) / 2);
+    }
+    auto offer = [&](int64_t j) {
+      if (!sortsBefore(x[j], keys[0], d.descending)) return;
+      keys[0] = x[j];
+      idx[0] = j;
+      siftDown(keys, idx, 0, d.k);
+    };
+    int64_t j = first + d.k;
+    for (; j + kTopkBlock <= last; j += kTopkBlock) {
+      const T root = keys[0];
+      bool any = false;
+      for (int64_t q = 0; q < kTopkBlock; ++q) any |= sortsBefore(x[j + q], root, d.descending);
+      if (any)
+        for (int64_t q = 0; q < kTopkBlock; ++q) offer(j + q);
+    }
+    for (; j < last; ++j) offer(j);
+    for (int64_t end = d.k - 1; end > 0; --end) {  // the worst to the back, in turn
+      swap(keys, idx, 0, end);
+      siftDown(keys, idx, 0, end);
+    }
+    return true;
+  }
+};
+
+template <class Exec>
+rt::Error launchTopkTiles(const TopkDesc& d, rt::Stream stream) {
+  if (!isSupported(d.dtype) || d.nslices < 0 || d.k < 1 || d.tile < d.k || d.n < d.tile)
+    return rt::Error::InvalidValue;
+  if (d.nslices == 0) return rt::Error::Success;
+  if (!d.keys || !d.out_keys || !d.out_idx) return rt::Error::InvalidValue;
+  return dispatchDType(d.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return Exec::forEach(d.nslices * (d.n / d.tile), false, TopkTileOp<T>{d}, stream);
+  });
+}
+
 template <class Exec>
 SortTable SortTable::make() {
   // The casts let nvcc resolve each function template's address.
   return {static_cast<decltype(SortTable::sort)>(&launchSort<Exec>),
-          static_cast<decltype(SortTable::search)>(&launchSearch<Exec>)};
+          static_cast<decltype(SortTable::search)>(&launchSearch<Exec>),
+          static_cast<decltype(SortTable::topk_tiles)>(&launchTopkTiles<Exec>)};
 }
 
 }  // namespace accel::kernels
