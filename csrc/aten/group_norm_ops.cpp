@@ -1,11 +1,14 @@
-// native_group_norm and its backward, composed of native accel ops (a mean and variance per
-// (sample, group), broadcast elementwise math, per-channel sums for the parameters' gradients),
+// native_group_norm and its backward, composed of native accel ops (layer norm's kernels over
+// rows of one (sample, group) each, the channels' weight and bias broadcast, per-channel sums
+// for the parameters' gradients),
 // so they run on both drivers with no CPU fallback. Arithmetic is in the input's opmath type
 // (float for half/bfloat16); mean and rstd have shape [N, group] and the input's dtype, or
 // float when a half/bfloat16 input comes with float parameters, as on CPU.
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
-#include <ATen/ops/var_mean.h>
+#include <ATen/ops/addcmul.h>
+#include <ATen/ops/native_layer_norm.h>
+#include <ATen/ops/native_layer_norm_backward.h>
 #include <torch/library.h>
 
 #include <array>
@@ -68,13 +71,20 @@ struct NativeGroupNorm {
     TORCH_CHECK(input.numel() == N * C * HxW, "native_group_norm: expected input of ", N * C * HxW,
                 " elements (N=", N, ", C=", C, ", HxW=", HxW, "), got ", input.sizes());
     const auto type = at::toOpMathType(input.scalar_type());
-    // The group's size spelled out: a -1 cannot be inferred in an empty batch.
-    const Tensor x = input.reshape({N, group, C / group * HxW}).to(type);
-    auto [var, mean] = at::var_mean(x, {2}, /*correction=*/0, /*keepdim=*/true);
-    const Tensor rstd = (var + eps).rsqrt();
-    Tensor y = ((x - mean) * rstd).view({N, C, HxW});
-    if (given(weight)) y = y * perChannel(*weight, type);
-    if (given(bias)) y = y + perChannel(*bias, type);
+    // Each (sample, group) is a row of D elements: layer norm's kernel normalizes it in one
+    // pass, then one more applies the channel's weight and bias. The group's size is spelled
+    // out: a -1 cannot be inferred in an empty batch.
+    const int64_t D = C / group * HxW;
+    const Tensor x = input.reshape({N * group, D}).to(type);
+    auto [xhat, mean, rstd] = at::native_layer_norm(x, {D}, std::nullopt, std::nullopt, eps);
+    Tensor y = xhat.view({N, C, HxW});
+    if (given(weight) && given(bias)) {
+      y = at::addcmul(perChannel(*bias, type), y, perChannel(*weight, type));
+    } else if (given(weight)) {
+      y = y * perChannel(*weight, type);
+    } else if (given(bias)) {
+      y = y + perChannel(*bias, type);
+    }
     const auto stats = statsType(input, weight);
     return {y.view(input.sizes()).to(input.scalar_type()), mean.view({N, group}).to(stats),
             rstd.view({N, group}).to(stats)};
@@ -96,22 +106,23 @@ struct NativeGroupNormBackward {
                 "native_group_norm_backward: expected input and grad_out of ", N * C * HxW,
                 " elements, got ", input.sizes(), " and ", grad_out.sizes());
     const auto type = at::toOpMathType(input.scalar_type());
+    const int64_t D = C / group * HxW;
     const Tensor dy = grad_out.reshape({N, C, HxW}).to(type);
-    const Tensor m = mean.reshape({N, group, 1}).to(type);
-    const Tensor r = rstd.reshape({N, group, 1}).to(type);
-    const Tensor xhat = (input.reshape({N, group, C / group * HxW}).to(type) - m) * r;
+    const Tensor x = input.reshape({N * group, D}).to(type);
+    const Tensor m = mean.reshape({N * group, 1}).to(type);
+    const Tensor r = rstd.reshape({N * group, 1}).to(type);
     Tensor dx, dw, db;
     if (mask[0]) {
-      const Tensor g =
-          (given(weight) ? dy * perChannel(*weight, type) : dy).view({N, group, C / group * HxW});
-      // d/dx of (x - mean) * rstd, per group of D elements: rstd (g - mean(g) - xhat
-      // mean(g xhat)).
-      dx = (r * (g - g.mean({2}, true) - xhat * (g * xhat).mean({2}, true)))
+      // d/dx of (x - mean) * rstd per row of D elements is layer norm's, with the weight
+      // applied per channel first: rstd (g - mean(g) - xhat mean(g xhat)).
+      const Tensor g = (given(weight) ? dy * perChannel(*weight, type) : dy).view({N * group, D});
+      dx = std::get<0>(at::native_layer_norm_backward(g, x, {D}, m, r, std::nullopt, std::nullopt,
+                                                      {true, false, false}))
                .view(input.sizes())
                .to(input.scalar_type());
     }
     const auto param = given(weight) ? weight->scalar_type() : input.scalar_type();
-    if (mask[1]) dw = (dy * xhat.view({N, C, HxW})).sum({0, 2}).to(param);
+    if (mask[1]) dw = (dy * ((x - m) * r).view({N, C, HxW})).sum({0, 2}).to(param);
     if (mask[2]) db = dy.sum({0, 2}).to(param);
     return {dx, dw, db};
   }
