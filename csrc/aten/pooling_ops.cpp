@@ -32,6 +32,7 @@
 #include <c10/util/accumulate.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <tuple>
@@ -514,8 +515,20 @@ struct AdaptiveAvgPool {
                   output_size);
     const auto type = at::toOpMathType(self.scalar_type());
     const at::IntArrayRef in = self.sizes().slice(self.dim() - N);
+    if (global(output_size))
+      return self.to(type).mean(spatialDims(self), true).to(self.scalar_type());
     const Tensor y = alongEach(self.to(type), N, in, output_size, false, self, type);
     return y.contiguous().to(self.scalar_type());
+  }
+
+  // An output of one position per plane (a classifier head's global average pool): a mean.
+  static bool global(at::IntArrayRef output_size) {
+    return std::all_of(output_size.begin(), output_size.end(), [](int64_t o) { return o == 1; });
+  }
+  static c10::DimVector spatialDims(const Tensor& t) {
+    c10::DimVector dims;
+    for (int64_t i = t.dim() - N; i < t.dim(); ++i) dims.push_back(i);
+    return dims;
   }
 };
 
@@ -530,7 +543,15 @@ struct AdaptiveAvgPoolBackward {
                 "_backward: expected grad_output of ", self.dim(), " dimensions, got ",
                 grad_output.sizes());
     const auto type = at::toOpMathType(self.scalar_type());
-    const Tensor gx = alongEach(grad_output.to(type), N, self.sizes().slice(self.dim() - N),
+    const at::IntArrayRef in = self.sizes().slice(self.dim() - N);
+    if (AdaptiveAvgPool<N>::global(grad_output.sizes().slice(grad_output.dim() - N))) {
+      const int64_t count = c10::multiply_integers(in);
+      return (grad_output.to(type) / count)
+          .expand(self.sizes())
+          .to(self.scalar_type())
+          .contiguous();
+    }
+    const Tensor gx = alongEach(grad_output.to(type), N, in,
                                 grad_output.sizes().slice(grad_output.dim() - N), true, self, type);
     return gx.contiguous().to(self.scalar_type());
   }
