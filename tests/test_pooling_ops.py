@@ -65,6 +65,26 @@ def test_max_pool2d_ties_and_nan_pick_like_cpu():
     no_fallback()
 
 
+def test_max_pool_kernel_follows_cpus_order_bit_for_bit():
+    # Two NaN in a window: CPU's scan keeps the last. Overlapping windows (3, stride 2, and
+    # 3-D): each input's gradient adds its windows' in CPU's order, so the sums are equal;
+    # disjoint ones (2, stride 2) place each window's gradient.
+    x = torch.randn(2, 3, 9, 9, generator=torch.Generator().manual_seed(4))
+    x[0, 0, 2, 2] = x[0, 0, 2, 3] = x[1, 2, 0, 0] = float("nan")
+    x[1, 1, :3, :3] = -float("inf")
+    for fn, inp, kw in (
+        (F.max_pool2d, x, dict(kernel_size=2)),  # disjoint windows: the gradient placed
+        (F.max_pool2d, x, dict(kernel_size=2, padding=1, ceil_mode=True)),
+        (F.max_pool2d, x, dict(kernel_size=3, stride=2, padding=1)),
+        (F.max_pool2d, x, dict(kernel_size=3, stride=1, dilation=2, ceil_mode=True)),
+        (F.max_pool3d, x.view(2, 3, 3, 3, 9), dict(kernel_size=(2, 2, 3), stride=1)),
+        (F.max_pool1d, x.view(6, 9, 9), dict(kernel_size=4, stride=2, padding=2)),
+    ):
+        for got, want in zip(pool_with(fn, "accel", inp, **kw), pool_with(fn, "cpu", inp, **kw)):
+            assert torch.equal(got.nan_to_num(0.5), want.nan_to_num(0.5))
+    no_fallback()
+
+
 @pytest.mark.parametrize(
     "kw",
     [dict(kernel_size=5), dict(kernel_size=2, padding=2), dict(kernel_size=0)],

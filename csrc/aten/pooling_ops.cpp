@@ -1,10 +1,10 @@
 // Pooling composed of native accel ops, so it runs on both drivers with no CPU fallback:
-// - max_pool2d_with_indices, max_pool3d_with_indices: the input padded with -inf, its windows
-//   gathered as a strided view, a max over each window (NaN wins, the first maximum on ties,
-//   as on CPU); backward a scatter-add of the gradient at the saved indices.
+// - max_pool2d_with_indices, max_pool3d_with_indices: the pooling kernels (kernels/pool.h),
+//   each window's max and position read in place in CPU's order; backward each input element
+//   gathering the gradients of the windows that picked it.
 // - adaptive_max_pool2d: ATen's windows (below) of at most ceil(in / out) + 1 positions per
 //   dimension, gathered with the last position repeated to fill the shorter ones (a repeat
-//   never wins a tie), then the same max; backward the same scatter-add.
+//   never wins a tie), then a max; backward a scatter-add of the gradient at the indices.
 // - avg_pool2d: the zero-padded windows summed, divided by each window's count (ATen's
 //   count_include_pad and divisor_override rules); backward adds the scaled gradient into the
 //   padded input once per kernel offset.
@@ -41,6 +41,9 @@
 #include "aten/floating_args.h"
 #include "aten/index_desc.h"
 #include "aten/op_forms.h"
+#include "core/rt_check.h"
+#include "core/stream_pool.h"
+#include "kernels/pool.h"
 
 namespace accel {
 namespace {
@@ -129,43 +132,63 @@ struct Pool2d {
   Tensor planes(const Tensor& input) const { return input.reshape({batch, channels, inH, inW}); }
 };
 
-// The max of every pooling window of x [B, C, *in] (w.n spatial dimensions), and its position
-// as an index into x's flattened spatial plane: [B, C, *out] each.
-std::tuple<Tensor, Tensor> windowMax(const Tensor& x, const Window& w) {
-  const int n = w.n;
-  const Tensor padded = paddedFor(x, w, -std::numeric_limits<double>::infinity());
-  c10::DimVector sizes{x.size(0), x.size(1)}, strides{padded.stride(0), padded.stride(1)};
-  for (int i = 0; i < n; ++i) {
-    sizes.push_back(w.out[i]);
-    strides.push_back(w.s[i] * padded.stride(2 + i));
+// The pooling kernels' view of x [B, C, *in] (w.n spatial dimensions, the leading ones of
+// the kernel's three left at size 1).
+kernels::PoolDesc poolDesc(const Tensor& x, const Window& w) {
+  kernels::PoolDesc d;
+  d.dtype = toKernelDType(x.scalar_type());
+  d.planes = x.size(0) * x.size(1);
+  for (int i = 0; i < w.n; ++i) {
+    const int j = 3 - w.n + i;
+    d.in[j] = w.in[i];
+    d.out[j] = w.out[i];
+    d.k[j] = w.k[i];
+    d.s[j] = w.s[i];
+    d.pad[j] = w.pad[i];
+    d.dil[j] = w.dil[i];
   }
-  int64_t window = 1;
-  for (int i = 0; i < n; ++i) {
-    sizes.push_back(w.k[i]);
-    strides.push_back(w.dil[i] * padded.stride(2 + i));
-    window *= w.k[i];
-  }
-  c10::DimVector flat(sizes.begin(), sizes.begin() + 2 + n);
-  flat.push_back(window);
-  auto [values, k] = padded.as_strided(sizes, strides).reshape(flat).max(-1);
-  // The window position k as an index into the unpadded input's plane, dimension by dimension
-  // from the last. A window whose input elements are all -inf may pick a padded position:
-  // clamped into the input, it names the window's first input element, as CPU does.
-  Tensor index = at::zeros({}, k.options());
-  int64_t plane = 1;
-  for (int i = n; i-- > 0;) {
-    c10::DimVector shape(n, 1);
-    shape[i] = w.out[i];
-    const Tensor start = (at::arange(w.out[i], k.options()) * w.s[i] - w.pad[i]).view(shape);
-    const Tensor ki = at::remainder(k, w.k[i]);
-    k = at::floor_divide(k, w.k[i]);
-    index = index + (start + ki * w.dil[i]).clamp(0, w.in[i] - 1) * plane;
-    plane *= w.in[i];
-  }
+  return d;
+}
+
+// The max of every pooling window of x [B, C, *in], and its position as an index into x's
+// flattened spatial plane: [B, C, *out] each (kernels/pool.h).
+std::tuple<Tensor, Tensor> windowMax(const Tensor& x_, const Window& w) {
+  const Tensor x = x_.contiguous();
+  c10::DimVector shape{x.size(0), x.size(1)};
+  shape.append(w.out, w.out + w.n);
+  Tensor values = at::empty(shape, x.options());
+  Tensor index = at::empty(shape, x.options().dtype(at::kLong));
+  if (values.numel() == 0) return {values, index};
+  kernels::PoolDesc d = poolDesc(x, w);
+  d.x = static_cast<const char*>(x.const_data_ptr());
+  d.y = static_cast<char*>(values.data_ptr());
+  d.indices = index.data_ptr<int64_t>();
+  const int device = x.device().index();
+  ACCEL_RT_CHECK(kernels::poolTable().max_pool(d, currentRuntimeStream(device)), device);
   return {values, index};
 }
 
-// The gradient of a max pooling: grad_output added at the saved indices of self's planes.
+// Its gradient: each input element gathers the gradients of the windows that picked it, in
+// the windows' order (CPU's scatter order), so the sums are CPU's.
+Tensor windowMaxBackward(const Tensor& grad_output, const Tensor& self, const Tensor& indices,
+                         const Window& w, at::IntArrayRef planes_shape, const Output& out) {
+  const Tensor dy = grad_output.contiguous(), picked = indices.contiguous();
+  Tensor dx = at::empty(planes_shape, grad_output.options());
+  if (dx.numel() > 0) {
+    kernels::PoolDesc d = poolDesc(dx, w);
+    d.dy = static_cast<const char*>(dy.const_data_ptr());
+    d.indices = const_cast<int64_t*>(picked.const_data_ptr<int64_t>());
+    d.dx = static_cast<char*>(dx.data_ptr());
+    const int device = self.device().index();
+    ACCEL_RT_CHECK(kernels::poolTable().max_pool_backward(d, currentRuntimeStream(device)), device);
+  }
+  Tensor result = out.allocate(self.sizes(), grad_output.options());
+  result.copy_(dx.view(self.sizes()));
+  return out.finish(result);
+}
+
+// The gradient of an adaptive max pooling: grad_output added at the saved indices of self's
+// planes.
 Tensor maxPoolBackward(const Tensor& grad_output, const Tensor& self, const Tensor& indices,
                        int64_t spatial_dims, const Output& out) {
   const int64_t channels = self.size(-spatial_dims - 1);
@@ -284,7 +307,8 @@ struct MaxPoolWithIndicesBackward {
         grad_output.sizes() == at::IntArrayRef(shape) && indices.sizes() == at::IntArrayRef(shape),
         Pool::kMaxName, " backward: expected grad_output and indices of size ",
         at::IntArrayRef(shape), ", got ", grad_output.sizes(), " and ", indices.sizes());
-    return maxPoolBackward(grad_output, self, indices, Pool::kDims, out);
+    const Tensor planes = p.planes(self);
+    return windowMaxBackward(grad_output, self, indices, p.window(), planes.sizes(), out);
   }
 };
 

@@ -16,6 +16,7 @@
 #include "kernels/linalg.h"
 #include "kernels/norm.h"
 #include "kernels/optimizer.h"
+#include "kernels/pool.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/rnn.h"

@@ -27,6 +27,7 @@ namespace accel::kernels {
   _(Random, random)              \
   _(Rnn, rnn)                    \
   _(Im2col, im2col)              \
+  _(Pool, pool)                  \
   _(Linalg, linalg)              \
   _(Blas, blas)
 

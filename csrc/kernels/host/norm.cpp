@@ -68,11 +68,6 @@ __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* y
   }
 }
 
-template <class T, class A>
-void denseSoftmaxRow(const T* xr, T* yr, int64_t n, A* eb, bool log) {
-  inWidestLanes([&] { denseSoftmaxRowImpl(xr, yr, n, eb, log); });
-}
-
 // Softmax along a dimension that is not innermost: a block of up to kColumnBlock adjacent
 // lines (inner positions c .. c + width), whose elements lie side by side at every position
 // along the dimension, so each pass runs over the block in vector lanes and in memory order
@@ -171,11 +166,6 @@ __attribute__((always_inline)) inline void denseSoftmaxGradRowImpl(const T* g, c
   }
 }
 
-template <class T>
-void denseSoftmaxGradRow(const T* g, const T* y, T* gi, int64_t n, bool log) {
-  inWidestLanes([&] { denseSoftmaxGradRowImpl(g, y, gi, n, log); });
-}
-
 // One row of the layer norm forward: mean, variance about it, the normalized row.
 template <class T, class A = OpMath<T>>
 __attribute__((always_inline)) inline void layerNormRowImpl(const LayerNormDesc& d, int64_t i,
@@ -263,11 +253,14 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
                               });
         return;
       }
+      // A chunk of rows in one call in the widest lanes: short rows (attention's) would
+      // otherwise pay a call per row.
       rt::host::parallelFor(0, d.outer, rowGrain(d.dim), [&](int64_t b, int64_t e) {
         std::vector<A> buf(d.dim);
-        for (int64_t line = b; line < e; ++line) {
-          denseSoftmaxRow(x + line * d.dim, y + line * d.dim, d.dim, buf.data(), d.log);
-        }
+        inWidestLanes([&] {
+          for (int64_t line = b; line < e; ++line)
+            denseSoftmaxRowImpl(x + line * d.dim, y + line * d.dim, d.dim, buf.data(), d.log);
+        });
       });
     });
   });
@@ -295,10 +288,12 @@ rt::Error softmax_backward(const SoftmaxDesc& d, rt::Stream stream) {
         return;
       }
       rt::host::parallelFor(0, d.outer, rowGrain(d.dim), [&](int64_t b, int64_t e) {
-        for (int64_t line = b; line < e; ++line) {
-          const int64_t s = line * d.dim;
-          denseSoftmaxGradRow(g + s, y + s, gi + s, d.dim, d.log);
-        }
+        inWidestLanes([&] {
+          for (int64_t line = b; line < e; ++line) {
+            const int64_t s = line * d.dim;
+            denseSoftmaxGradRowImpl(g + s, y + s, gi + s, d.dim, d.log);
+          }
+        });
       });
     });
   });
