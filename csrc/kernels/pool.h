@@ -169,8 +169,7 @@ rt::Error launchMaxPool(const PoolDesc& d, rt::Stream stream) {
       if (rt::Error e = Exec::forRows(in_rows, d.in[2] * item, ZeroPlanesOp{d, item}, stream);
           e != rt::Error::Success)
         return e;
-      return Exec::forRows(d.planes * d.out[0] * d.out[1], d.out[2], MaxPoolPlaceOp<T>{d},
-                           stream);
+      return Exec::forRows(d.planes * d.out[0] * d.out[1], d.out[2], MaxPoolPlaceOp<T>{d}, stream);
     } else {
       return Exec::forRows(d.planes * d.out[0] * d.out[1], d.out[2], MaxPoolOp<T>{d}, stream);
     }
