@@ -16,6 +16,7 @@ BENCHMARKS = [
     "zoo_step.py",
     "conv_block.py",
     "mid_size_ops.py",
+    "op_sweep.py",
     "linalg.py",
     "rnn_step.py",
     "graphs.py",
