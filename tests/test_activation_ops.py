@@ -168,3 +168,72 @@ def test_glu_out_non_contiguous_and_odd_size():
         with pytest.raises(RuntimeError) as acc:
             F.glu(t, dim)
         assert str(acc.value) == str(cpu.value)
+
+
+def rrelu_input(dtype=torch.float32):
+    # Zeros and a NaN included: zero counts as negative (scaled), NaN passes with noise 1.
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(5)).to(dtype)
+    x[:8] = 0
+    x[8] = float("nan")
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_rrelu_training_draws_slopes_in_range_and_records_them(dtype):
+    x = rrelu_input(dtype)
+    noise = torch.empty_like(x, device="accel")
+    torch_accel.reset_fallback_counts()
+    y = torch.ops.aten.rrelu_with_noise(x.to("accel"), noise, 0.1, 0.3, True)
+    assert torch_accel.fallback_counts() == {}
+    y, noise = y.cpu(), noise.cpu()
+    scaled = x <= 0
+    slopes = noise[scaled]
+    tol = 0.3 * torch.finfo(dtype).eps  # a drawn slope rounded to the dtype
+    assert slopes.min() >= 0.1 - tol and slopes.max() <= 0.3 + tol
+    assert slopes.float().std() > 0.04  # drawn per element, not one slope for all
+    assert torch.equal(noise[~scaled], torch.ones_like(noise[~scaled]))
+    torch.testing.assert_close(y, x * noise, equal_nan=True, rtol=0, atol=0)
+
+
+def test_rrelu_eval_is_leaky_relu_with_the_mean_slope():
+    x = rrelu_input()
+    torch_accel.reset_fallback_counts()
+    got = F.rrelu(x.to("accel"), 0.1, 0.3, training=False).cpu()
+    assert torch_accel.fallback_counts() == {}
+    torch.testing.assert_close(got, F.rrelu(x, 0.1, 0.3, training=False), equal_nan=True)
+
+
+def test_rrelu_in_place_out_gradient_and_generator():
+    x = rrelu_input().to("accel")
+    g = torch.Generator(device="accel").manual_seed(3)
+    n1, n2 = torch.empty_like(x), torch.empty_like(x)
+    y1 = torch.ops.aten.rrelu_with_noise(x, n1, 0.1, 0.3, True, g.manual_seed(3))
+    y2 = x.clone()
+    torch.ops.aten.rrelu_with_noise_(y2, n2, 0.1, 0.3, True, g.manual_seed(3))
+    assert torch.equal(n1.cpu(), n2.cpu())  # the same draws from the same seed
+    torch.testing.assert_close(y1.cpu(), y2.cpu(), equal_nan=True, rtol=0, atol=0)
+    out = torch.empty(3, device="accel")  # resized, as CPU resizes
+    n3 = torch.empty_like(x)
+    torch.ops.aten.rrelu_with_noise.out(x, n3, 0.1, 0.3, True, g.manual_seed(3), out=out)
+    torch.testing.assert_close(out.cpu(), y1.cpu(), equal_nan=True, rtol=0, atol=0)
+    # The gradient is the recorded slope (1 for the positive elements).
+    xg = torch.randn(64, device="accel", requires_grad=True)
+    m = torch.nn.RReLU(0.1, 0.3).train()
+    m(xg).sum().backward()
+    slope = (m(xg) / xg).detach()  # another draw: only its range and the positives are fixed
+    pos = (xg > 0).cpu()
+    assert torch.equal(xg.grad.cpu()[pos], torch.ones(int(pos.sum())))
+    grad_neg = xg.grad.cpu()[~pos]
+    assert grad_neg.min() >= 0.1 and grad_neg.max() < 0.3
+    assert slope.shape == xg.shape
+
+
+def test_rrelu_noise_of_another_shape_raises_cpus_error():
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError, match="noise tensor shape must match") as cpu:
+        torch.ops.aten.rrelu_with_noise(x, torch.empty(2), 0.1, 0.3, True)
+    with pytest.raises(RuntimeError) as acc:
+        torch.ops.aten.rrelu_with_noise(
+            x.to("accel"), torch.empty(2, device="accel"), 0.1, 0.3, True
+        )
+    assert str(acc.value).split("\n")[0] == str(cpu.value).split("\n")[0]

@@ -634,6 +634,8 @@ def test_eye():
         (4, 2, torch.int64),
         (3, None, torch.bool),
         (0, 2, torch.float16),
+        (3, 4, torch.complex64),
+        (2, None, torch.complex128),
     ]:
         expected = torch.eye(n, dtype=dtype) if m is None else torch.eye(n, m, dtype=dtype)
         got = (

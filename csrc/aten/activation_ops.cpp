@@ -1,18 +1,22 @@
 // The activations that take parameters (kernels/activation.h) and their backward, in every
 // form: leaky_relu, elu (selu and celu call it), hardtanh (its forward is clamp), hardswish,
 // hardsigmoid, mish, log_sigmoid, softshrink, hardshrink, threshold, softplus's backward, and
-// prelu and glu composed of native ops. Floating dtypes; other dtypes go to the counted fallback,
-// whose CPU kernel raises CPU's error.
+// prelu, glu and rrelu_with_noise composed of native ops. Floating dtypes; other dtypes go to the
+// counted fallback, whose CPU kernel raises CPU's error.
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/gt.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
 #include <ATen/Dispatch.h>
+#include <ATen/native/Resize.h>
 #include <ATen/TensorOperators.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
@@ -279,6 +283,66 @@ struct GluBackward {
   }
 };
 
+// rrelu_with_noise: in training, each element at or below zero is scaled by a slope drawn
+// uniformly from [lower, upper), recorded in `noise` (1 elsewhere) for the backward; in
+// evaluation, leaky_relu with the mean slope. The draws come from accel's generator, one per
+// element as CUDA draws them (CPU draws only for the negative ones, from its own generator).
+struct RreluWithNoise {
+  static bool native(const Tensor& self, const Tensor& noise) {
+    return floatingKernelType(self) && noise.device() == self.device() &&
+           noise.scalar_type() == self.scalar_type();
+  }
+  static Tensor& into(Tensor& out, const Tensor& self, Tensor& noise, const Scalar& lower,
+                      const Scalar& upper, bool training, std::optional<at::Generator> gen) {
+    TORCH_CHECK(self.sym_sizes() == noise.sym_sizes(),
+                "noise tensor shape must match self tensor shape. Got self.shape = ",
+                self.sym_sizes(), " noise.shape = ", noise.sym_sizes());
+    if (!training) {
+      return at::leaky_relu_out(out, self, (lower.toDouble() + upper.toDouble()) / 2);
+    }
+    const Tensor slope = at::empty_like(self).uniform_(lower.toDouble(), upper.toDouble(), gen);
+    noise.copy_(at::where(at::le(self, 0), slope, 1));
+    return at::mul_out(out, self, noise);  // self * 1 is self: positive elements pass unchanged
+  }
+};
+
+struct RreluWithNoiseFunctional : RreluWithNoise {
+  static bool native(const Tensor& self, Tensor& noise, const Scalar&, const Scalar&, bool,
+                     std::optional<at::Generator>) {
+    return RreluWithNoise::native(self, noise);
+  }
+  static Tensor compute(const Tensor& self, Tensor& noise, const Scalar& lower, const Scalar& upper,
+                        bool training, std::optional<at::Generator> gen) {
+    Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+    return into(out, self, noise, lower, upper, training, std::move(gen));
+  }
+};
+
+struct RreluWithNoiseInplace : RreluWithNoise {
+  static bool native(Tensor& self, Tensor& noise, const Scalar&, const Scalar&, bool,
+                     std::optional<at::Generator>) {
+    return RreluWithNoise::native(self, noise);
+  }
+  static Tensor& compute(Tensor& self, Tensor& noise, const Scalar& lower, const Scalar& upper,
+                         bool training, std::optional<at::Generator> gen) {
+    return into(self, self, noise, lower, upper, training, std::move(gen));
+  }
+};
+
+struct RreluWithNoiseOut : RreluWithNoise {
+  static bool native(const Tensor& self, Tensor& noise, const Scalar&, const Scalar&, bool,
+                     std::optional<at::Generator>, Tensor& out) {
+    return RreluWithNoise::native(self, noise) && out.device() == self.device() &&
+           out.scalar_type() == self.scalar_type();
+  }
+  static Tensor& compute(const Tensor& self, Tensor& noise, const Scalar& lower,
+                         const Scalar& upper, bool training, std::optional<at::Generator> gen,
+                         Tensor& out) {
+    at::native::resize_output(out, self.sizes());
+    return into(out, self, noise, lower, upper, training, std::move(gen));
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<OneParam<ActivationOp::LeakyRelu>>(m, "leaky_relu", "leaky_relu_",
                                                    "leaky_relu.out");
@@ -313,6 +377,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerNative<PreluKernelBackward>(m, "_prelu_kernel_backward");
   registerForms<Glu>(m, "glu", nullptr, "glu.out");
   registerForms<GluBackward>(m, "glu_backward", nullptr, "glu_backward.grad_input");
+  registerNative<RreluWithNoiseFunctional>(m, "rrelu_with_noise");
+  registerNative<RreluWithNoiseInplace>(m, "rrelu_with_noise_");
+  registerNative<RreluWithNoiseOut>(m, "rrelu_with_noise.out");
 }
 
 }  // namespace

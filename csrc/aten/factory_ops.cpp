@@ -118,9 +118,7 @@ struct LogspaceOut {
 
 // eye(n, m) into out: zeros, then ones on the diagonal (out resized as CPU does, silently).
 struct EyeOut {
-  static bool native(int64_t, int64_t, at::Tensor& out) {
-    return kernelSupports(out.scalar_type());
-  }
+  static bool native(int64_t, int64_t, at::Tensor& out) { return kernelKnows(out.scalar_type()); }
   static at::Tensor& compute(int64_t n, int64_t m, at::Tensor& out) {
     TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
     TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
