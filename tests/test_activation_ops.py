@@ -220,12 +220,10 @@ def test_rrelu_in_place_out_gradient_and_generator():
     xg = torch.randn(64, device="accel", requires_grad=True)
     m = torch.nn.RReLU(0.1, 0.3).train()
     m(xg).sum().backward()
-    slope = (m(xg) / xg).detach()  # another draw: only its range and the positives are fixed
     pos = (xg > 0).cpu()
     assert torch.equal(xg.grad.cpu()[pos], torch.ones(int(pos.sum())))
     grad_neg = xg.grad.cpu()[~pos]
     assert grad_neg.min() >= 0.1 and grad_neg.max() < 0.3
-    assert slope.shape == xg.shape
 
 
 def test_rrelu_noise_of_another_shape_raises_cpus_error():

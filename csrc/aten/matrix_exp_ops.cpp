@@ -7,6 +7,7 @@
 // each squares while its own count lasts. The largest s is read on the host, one sync per
 // call, as ATen's CUDA kernel reads its norms. Integer inputs go to the counted fallback, whose
 // CPU kernel raises CPU's error.
+#include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/amax.h>
@@ -85,11 +86,7 @@ struct MatrixExp {
     return at::isFloatingType(t) || t == at::kComplexFloat || t == at::kComplexDouble;
   }
   static Tensor compute(const Tensor& a) {
-    TORCH_CHECK(a.dim() >= 2,
-                "linalg.matrix_exp: The input tensor A must have at least 2 dimensions.");
-    TORCH_CHECK(a.size(-1) == a.size(-2),
-                "linalg.matrix_exp: A must be batches of square matrices, but they are ",
-                a.size(-2), " by ", a.size(-1), " matrices");
+    at::native::squareCheckInputs(a, "linalg.matrix_exp");  // CPU's own check and messages
     if (a.numel() == 0) return at::empty_like(a, at::MemoryFormat::Contiguous);
     if (a.size(-1) == 1) return at::exp(a);
     const auto type = a.scalar_type();
