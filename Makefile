@@ -89,7 +89,8 @@ test-asan: sysdeps $(VENV)/.deps
 # ASan+UBSan on the C++ tests alone (runtime, kernels, allocator): minutes, so CI runs it on
 # every pass; the full run above (extension + Python suite) takes about half an hour.
 test-asan-cpp: sysdeps
-	cmake -S . -B build/asan-cpp -DACCEL_SANITIZE="address;undefined" $(SAN_CMAKE_ARGS) \
+	cmake -S . -B build/asan-cpp -DACCEL_SANITIZE="address;undefined" -DACCEL_SANITIZE_OPT=-O0 \
+	  $(SAN_CMAKE_ARGS) \
 	  -DTORCH_INCLUDE_DIRS=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/include')") \
 	  -DTORCH_LIBRARY_DIR=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/lib')") \
 	  $$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
