@@ -9,7 +9,7 @@ export MAX_JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: demo test test-cpp test-py bench build sysdeps clean gpu-check coverage test-asan test-asan-cpp \
-        test-tsan test-protect lint format
+        test-tsan test-protect lint format build-asan-cpp build-tsan sanitizer-builds
 
 # System packages: googletest for the C++ tests and ccache for quick rebuilds (Debian).
 sysdeps:
@@ -88,23 +88,31 @@ test-asan: sysdeps $(VENV)/.deps
 
 # ASan+UBSan on the C++ tests alone (runtime, kernels, allocator): minutes, so CI runs it on
 # every pass; the full run above (extension + Python suite) takes about half an hour.
-test-asan-cpp: sysdeps
+build-asan-cpp: sysdeps
 	cmake -S . -B build/asan-cpp -DACCEL_SANITIZE="address;undefined" -DACCEL_SANITIZE_OPT=-O0 \
 	  $(SAN_CMAKE_ARGS) \
 	  -DTORCH_INCLUDE_DIRS=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/include')") \
 	  -DTORCH_LIBRARY_DIR=$$($(PY) -c "import torch, os; print(os.path.dirname(torch.__file__) + '/lib')") \
 	  $$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
 	cmake --build build/asan-cpp -j $(MAX_JOBS) --target test_runtime test_kernels test_allocator
+
+test-asan-cpp: build-asan-cpp
 	cd build/asan-cpp && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure
 
 # TSan: the runtime and allocator C++ tests (the threaded layers; torch is not built with TSan).
-test-tsan: sysdeps
+build-tsan: sysdeps
 	cmake -S . -B build/tsan -DACCEL_SANITIZE=thread $(SAN_CMAKE_ARGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  $$(command -v ninja >/dev/null && echo -G Ninja) >/dev/null
 	cmake --build build/tsan -j $(MAX_JOBS) --target test_runtime test_allocator
+
+test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ACCEL_FUZZ_OPS=200000 build/tsan/test_runtime
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ACCEL_FUZZ_OPS=200000 build/tsan/test_allocator
+
+# Both sanitizer trees, built and not run: CI compiles them in the background while the
+# Python suites, which keep about one core busy, run.
+sanitizer-builds: build-asan-cpp build-tsan
 
 # The Python suite with device memory inaccessible to host code outside the driver. Left out
 # for CI's time: the LoRA tests (protect mode re-mprotects every segment around each queued
