@@ -98,6 +98,27 @@ def test_scatter_src_value_and_add(dtype):
     assert_native()
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != torch.bool])
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_value_with_reduce(dtype, reduce):
+    # Duplicate targets combine: a scalar added or multiplied in once per index entry.
+    x = sample((4, 5), dtype)
+    index = torch.randint(0, 4, (6, 5))
+    value = 3 if not dtype.is_floating_point else 1.25
+    expected = x.scatter(0, index, value, reduce=reduce)
+    torch.testing.assert_close(dev(x).scatter(0, dev(index), value, reduce=reduce).cpu(), expected)
+    a = noncontig(x)
+    a.scatter_(0, dev(index), value, reduce=reduce)
+    torch.testing.assert_close(a.cpu(), expected)
+    out = torch.empty(0, dtype=dtype, device="accel")
+    torch.scatter(dev(x), 1, dev(index[:4, :3] % 5), value, reduce=reduce, out=out)
+    torch.testing.assert_close(out.cpu(), x.scatter(1, index[:4, :3] % 5, value, reduce=reduce))
+    assert_native()
+    with pytest.raises(RuntimeError, match="index 9 is out of bounds"):
+        dev(x).scatter(0, dev(torch.tensor([[9]])), value, reduce=reduce)
+    torch.testing.assert_close(dev(x).scatter(0, dev(index), value, reduce=reduce).cpu(), expected)
+
+
 @pytest.mark.parametrize(
     "dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32]
 )

@@ -16,6 +16,7 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/searchsorted.h>
@@ -235,6 +236,20 @@ struct ScatterReduce {
                 reduce == "add" ? IndexMode::Add : IndexMode::Mul, 1, "scatter");
     if (in_float) copyOnDevice(result, acc);
     return out.finish(result);
+  }
+};
+
+// scatter(value, reduce=...): the scalar as a source of index's shape, in self's dtype as
+// CPU converts it.
+struct ScatterValueReduce {
+  static bool native(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                     const c10::Scalar& value, c10::string_view reduce) {
+    return !value.isComplex() && ScatterReduce::native(self, dim, index, index, reduce);
+  }
+  static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                            const c10::Scalar& value, c10::string_view reduce, const Output& out) {
+    const at::Tensor src = at::full(index.sizes(), value, self.options());
+    return ScatterReduce::compute(self, dim, index, src, reduce, out);
   }
 };
 
@@ -806,6 +821,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<ScatterValue>(m, "scatter.value", "scatter_.value", "scatter.value_out");
   registerForms<ScatterSrc<IndexMode::Add>>(m, "scatter_add", "scatter_add_", "scatter_add.out");
   registerForms<ScatterReduce>(m, "scatter.reduce", "scatter_.reduce", "scatter.reduce_out");
+  registerForms<ScatterValueReduce>(m, "scatter.value_reduce", "scatter_.value_reduce",
+                                    "scatter.value_reduce_out");
   registerForms<ScatterReduceTwo>(m, "scatter_reduce.two", "scatter_reduce_.two",
                                   "scatter_reduce.two_out");
   registerForms<IndexSelect>(m, "index_select", nullptr, "index_select.out");
