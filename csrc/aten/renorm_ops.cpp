@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "aten/elementwise_desc.h"
+#include "aten/floating_args.h"
 #include "aten/op_forms.h"
 
 namespace accel {
@@ -24,7 +24,7 @@ using c10::Scalar;
 
 struct Renorm {
   static bool native(const Tensor& self, const Scalar&, int64_t, const Scalar&) {
-    return at::isFloatingType(self.scalar_type()) && kernelSupports(self.scalar_type());
+    return floatingKernelType(self);
   }
   static Tensor compute(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& maxnorm,
                         const Output& out) {

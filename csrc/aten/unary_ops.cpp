@@ -119,10 +119,8 @@ struct Unary {
 
 // polygamma(n, x): n is the first argument (its in-place form, polygamma_(x, n), is composite).
 struct Polygamma {
-  // float32: near the poles CPU's float evaluation differs from the double one here beyond
-  // the float32 tolerance (the OpInfo sweep's samples), so it keeps CPU's kernel.
   static bool native(int64_t n, const at::Tensor& self) {
-    return n >= 0 && self.scalar_type() != c10::kFloat && nativeUnary(UnaryOp::Polygamma, self);
+    return n >= 0 && nativeUnary(UnaryOp::Polygamma, self);
   }
   static at::Tensor compute(int64_t n, const at::Tensor& self, const Output& out) {
     UnaryParams p;
