@@ -1,7 +1,7 @@
 """F.grid_sample on 4-D inputs (grid_sampler_2d, csrc/aten/grid_sampler_ops.cpp) against CPU:
-bilinear and nearest, zeros and border padding, align_corners, grid points outside the input
-and on exact pixel centres, the input's and the grid's gradients, float and double, out=,
-bicubic and reflection through the counted fallback, CPU's errors, and no fallback."""
+bilinear and nearest, zeros, border and reflection padding, align_corners, grid points outside
+the input and on exact pixel centres, the input's and the grid's gradients, float and double,
+out=, bicubic through the counted fallback, CPU's errors, and no fallback."""
 
 import pytest
 import torch
@@ -33,10 +33,12 @@ def sample(device, x, grid, mode, padding, align_corners, seed=1):
 
 @pytest.mark.parametrize("dtype", list(TOL))
 @pytest.mark.parametrize("align_corners", [False, True])
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 def test_values_and_gradients_match_cpu(mode, padding, align_corners, dtype):
     x, grid = operands(dtype)
+    if padding == "reflection":
+        grid = grid * 3  # up to four widths out: mirrored more than once, both ways
     want = sample("cpu", x, grid, mode, padding, align_corners)
     torch_accel.reset_fallback_counts()
     got = sample("accel", x, grid, mode, padding, align_corners)
@@ -68,7 +70,20 @@ def test_out_form():
     torch.testing.assert_close(out.cpu(), want, **TOL[torch.float32])
 
 
-@pytest.mark.parametrize("mode, padding", [("bicubic", "zeros"), ("bilinear", "reflection")])
+@pytest.mark.parametrize("padding", ["reflection", "border"])
+def test_a_one_pixel_side_matches_cpu(padding):
+    # Reflection on a side of one pixel: every point maps onto it, and the grid gets no gradient
+    # along that side with align_corners.
+    x = torch.randn(1, 2, 1, 4, generator=torch.Generator().manual_seed(4))
+    grid = torch.rand(1, 3, 5, 2, generator=torch.Generator().manual_seed(5)) * 4 - 2
+    for align_corners in (False, True):
+        want = sample("cpu", x, grid, "bilinear", padding, align_corners)
+        got = sample("accel", x, grid, "bilinear", padding, align_corners)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, **TOL[torch.float32])
+
+
+@pytest.mark.parametrize("mode, padding", [("bicubic", "zeros"), ("bicubic", "reflection")])
 def test_other_modes_fall_back(mode, padding):
     x, grid = operands(torch.float32)
     want = F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=False)

@@ -1,13 +1,15 @@
 // grid_sampler_2d and its backward (F.grid_sample on 4-D inputs) for the bilinear and nearest
-// modes with zeros or border padding, composed of native ops with ATen's formulas
-// (ATen/native/GridSampler.h): each grid point is unnormalized to a source position (clamped for
-// border padding), its 1 or 4 neighbours are gathered from the input flattened to [N, C, H * W]
-// with their weights, and a neighbour outside the input adds nothing. The backward adds the
-// weighted grad_output back into those positions (scatter_add) and gives the grid the derivative
-// of the weights. Bicubic and reflection padding reach the CPU fallback. float and double, as
-// CPU.
+// modes with zeros, border or reflection padding, composed of native ops with ATen's formulas
+// (ATen/native/GridSampler.h): each grid point is unnormalized to a source position (mirrored
+// into the input for reflection padding, then clamped for it and border padding), its 1 or 4
+// neighbours are gathered from the input flattened to [N, C, H * W] with their weights, and a
+// neighbour outside the input adds nothing. The backward adds the weighted grad_output back
+// into those positions (scatter_add) and gives the grid the derivative of the weights. Bicubic
+// reaches the CPU fallback. float and double, as CPU.
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/fmod.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/round.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/where.h>
@@ -28,7 +30,7 @@ namespace {
 using at::Tensor;
 
 enum Interpolation : int64_t { kBilinear = 0, kNearest = 1 };
-enum Padding : int64_t { kZeros = 0, kBorder = 1 };
+enum Padding : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
 
 // check_grid_sampler_common and check_grid_sampler_2d's messages.
 void checkArguments(const Tensor& input, const Tensor& grid) {
@@ -55,16 +57,39 @@ void checkArguments(const Tensor& input, const Tensor& grid) {
 }
 
 // One coordinate: the source position and d(position)/d(grid) (grid_sampler_compute_source_index
-// _set_grad for zeros and border padding).
+// _set_grad).
 struct Coordinate {
   Tensor pos, grad;
 };
+
+// Reflection padding folds the position back into [low, high] (the pixel centres with
+// align_corners, else the pixel edges) by mirroring at the bounds; the gradient's sign flips
+// with each mirroring (reflect_coordinates_set_grad).
+void reflect(Tensor& pos, Tensor& grad, int64_t size, bool align_corners) {
+  const double twice_low = align_corners ? 0 : -1;
+  const double twice_high = align_corners ? 2.0 * (size - 1) : 2.0 * size - 1;
+  if (twice_low == twice_high) {  // one pixel with align_corners: every point maps onto it
+    pos = at::zeros_like(pos);
+    grad = at::zeros_like(pos);
+    return;
+  }
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  const Tensor shifted = pos - low;
+  const Tensor below = shifted < 0;
+  const Tensor in = shifted.abs();
+  const Tensor extra = at::fmod(in, span);
+  const Tensor even = at::fmod((in / span).floor(), 2) == 0;
+  pos = at::where(even, extra + low, (span - extra) + low);
+  const Tensor one = at::ones({}, pos.options());
+  grad = grad * at::where(below, -one, one) * at::where(even, one, -one);
+}
 
 Coordinate sourceIndex(const Tensor& g, int64_t size, int64_t padding, bool align_corners) {
   const double mult = align_corners ? (size - 1) / 2.0 : size / 2.0;
   Tensor pos = align_corners ? (g + 1) / 2 * (size - 1) : ((g + 1) * size - 1) / 2;
   Tensor grad = at::full({}, mult, g.options()).expand_as(g);
-  if (padding == kBorder) {
+  if (padding == kReflection) reflect(pos, grad, size, align_corners);
+  if (padding == kBorder || padding == kReflection) {
     // clip_coordinates_set_grad: a clipped position does not move with the grid, and the
     // borders themselves count as clipped.
     grad = at::where((pos <= 0) | (pos >= size - 1), at::zeros({}, g.options()), grad);
@@ -126,7 +151,8 @@ Sampling sampling(const Tensor& input, const Tensor& grid, int64_t mode, int64_t
 bool nativeArgs(const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding) {
   const auto t = input.scalar_type();
   return (t == at::kFloat || t == at::kDouble) && grid.scalar_type() == t &&
-         (mode == kBilinear || mode == kNearest) && (padding == kZeros || padding == kBorder);
+         (mode == kBilinear || mode == kNearest) &&
+         (padding == kZeros || padding == kBorder || padding == kReflection);
 }
 
 struct GridSampler2d {
