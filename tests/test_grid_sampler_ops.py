@@ -1,7 +1,8 @@
-"""F.grid_sample on 4-D inputs (grid_sampler_2d, csrc/aten/grid_sampler_ops.cpp) against CPU:
-bilinear and nearest, zeros, border and reflection padding, align_corners, grid points outside
-the input and on exact pixel centres, the input's and the grid's gradients, float and double,
-out=, bicubic through the counted fallback, CPU's errors, and no fallback."""
+"""F.grid_sample on 4-D and 5-D inputs (grid_sampler_2d / 3d, csrc/aten/grid_sampler_ops.cpp)
+against CPU: bilinear (trilinear) and nearest, zeros, border and reflection padding,
+align_corners, grid points outside the input and on exact pixel centres, the input's and the
+grid's gradients, float and double, out=, empty batches, bicubic through the counted fallback,
+CPU's errors, and no fallback."""
 
 import pytest
 import torch
@@ -48,6 +49,36 @@ def test_values_and_gradients_match_cpu(mode, padding, align_corners, dtype):
     assert want[1].abs().max() > 0
     if mode == "bilinear":
         assert want[2].abs().max() > 0
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_volumes_match_cpu(mode, padding, align_corners, dtype):
+    # grid_sampler_3d: trilinear's eight neighbours, points up to two depths out.
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 3, 4, 5, 6, generator=g, dtype=dtype)
+    grid = torch.rand(2, 3, 4, 2, 3, generator=g, dtype=dtype) * 4 - 2
+    want = sample("cpu", x, grid, mode, padding, align_corners)
+    torch_accel.reset_fallback_counts()
+    got = sample("accel", x, grid, mode, padding, align_corners)
+    assert torch_accel.fallback_counts() == {}
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, **TOL[dtype])
+    assert want[1].abs().max() > 0
+    if mode == "bilinear":
+        assert want[2].abs().max() > 0
+
+
+@pytest.mark.parametrize(
+    "shapes", [((0, 2, 3, 4), (0, 5, 6, 2)), ((0, 2, 3, 4, 5), (0, 2, 2, 2, 3))]
+)
+def test_an_empty_batch_matches_cpu(shapes):
+    x, grid = torch.randn(shapes[0]), torch.rand(shapes[1])
+    want = F.grid_sample(x, grid, align_corners=False)
+    got = F.grid_sample(x.to("accel"), grid.to("accel"), align_corners=False)
+    assert got.shape == want.shape == (0, 2) + shapes[1][1:-1]
 
 
 def test_input_gradient_only_and_non_contiguous():
@@ -101,14 +132,18 @@ def test_other_modes_fall_back(mode, padding):
         (((2, 3, 5, 7), (1, 4, 6, 2)), "same batch size"),
         (((2, 3, 5, 7), (2, 4, 6, 3)), "size 2 in last dimension"),
         (((2, 3, 0, 7), (2, 4, 6, 2)), "non-empty spatial dimensions"),
+        (((2, 3, 4, 5, 7), (2, 4, 6, 1, 2)), "size 3 in last dimension"),
+        (((2, 3, 4, 5, 7), (2, 4, 6, 3)), "expected 5D input and grid"),
+        (((2, 3, 4, 5, 7), (1, 4, 6, 1, 3)), "same batch size"),
     ],
 )
 def test_bad_input_raises_cpu_error(shapes, match):
     x, grid = torch.randn(shapes[0]), torch.rand(shapes[1])
+    op = torch.ops.aten.grid_sampler_2d if x.dim() == 4 else torch.ops.aten.grid_sampler_3d
     with pytest.raises(RuntimeError, match=match):
-        torch.ops.aten.grid_sampler_2d(x, grid, 0, 0, False)
+        op(x, grid, 0, 0, False)
     with pytest.raises(RuntimeError, match=match):
-        torch.ops.aten.grid_sampler_2d(x.to("accel"), grid.to("accel"), 0, 0, False)
+        op(x.to("accel"), grid.to("accel"), 0, 0, False)
     y = torch.ops.aten.grid_sampler_2d(
         *[t.to("accel") for t in operands(torch.float32)], 0, 0, False
     )

@@ -1,12 +1,14 @@
-// grid_sampler_2d and its backward (F.grid_sample on 4-D inputs) for the bilinear and nearest
-// modes with zeros, border or reflection padding, composed of native ops with ATen's formulas
-// (ATen/native/GridSampler.h): each grid point is unnormalized to a source position (mirrored
-// into the input for reflection padding, then clamped for it and border padding), its 1 or 4
-// neighbours are gathered from the input flattened to [N, C, H * W] with their weights, and a
-// neighbour outside the input adds nothing. The backward adds the weighted grad_output back
-// into those positions (scatter_add) and gives the grid the derivative of the weights. Bicubic
-// reaches the CPU fallback. float and double, as CPU.
+// grid_sampler_2d / grid_sampler_3d and their backwards (F.grid_sample on 4-D and 5-D inputs)
+// for the (bi/tri)linear and nearest modes with zeros, border or reflection padding, composed of
+// native ops with ATen's formulas (ATen/native/GridSampler.h): each grid point is unnormalized
+// to a source position per axis (mirrored into the input for reflection padding, then clamped
+// for it and border padding), its 1 or 2^d neighbours are gathered from the input flattened to
+// [N, C, spatial] with their weights, and a neighbour outside the input adds nothing. The
+// backward adds the weighted grad_output back into those positions (scatter_add) and gives the
+// grid the derivative of the weights. Bicubic reaches the CPU fallback. float and double, as
+// CPU.
 #include <ATen/TensorOperators.h>
+#include <ATen/native/GridSamplerUtils.h>
 #include <ATen/ops/fmod.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
@@ -32,28 +34,16 @@ using at::Tensor;
 enum Interpolation : int64_t { kBilinear = 0, kNearest = 1 };
 enum Padding : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
 
-// check_grid_sampler_common and check_grid_sampler_2d's messages.
-void checkArguments(const Tensor& input, const Tensor& grid) {
+// ATen's checks, in CPU's order (the dtype one is grid_sampler's own).
+void checkArguments(const Tensor& input, const Tensor& grid, int64_t mode, int dims) {
   TORCH_CHECK(input.scalar_type() == grid.scalar_type(),
               "grid_sampler(): expected input and grid to have same dtype, but input has ",
               input.scalar_type(), " and grid has ", grid.scalar_type());
-  TORCH_CHECK(input.dim() == 4 && input.dim() == grid.dim(),
-              "grid_sampler(): expected 4D input and grid with same number of dimensions, but "
-              "got input with sizes ",
-              input.sizes(), " and grid with sizes ", grid.sizes());
-  TORCH_CHECK(input.size(0) == grid.size(0),
-              "grid_sampler(): expected grid and input to have same batch size, but got input "
-              "with sizes ",
-              input.sizes(), " and grid with sizes ", grid.sizes());
-  TORCH_CHECK(grid.size(-1) == 2,
-              "grid_sampler(): expected grid to have size 2 in last dimension, but got grid "
-              "with sizes ",
-              grid.sizes());
-  for (int64_t i = 2; i < 4; ++i)
-    TORCH_CHECK(input.size(i) > 0,
-                "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
-                "has sizes ",
-                input.sizes(), " with dimension ", i, " being empty");
+  at::native::check_grid_sampler_common(input, grid);
+  if (dims == 2)
+    at::native::check_grid_sampler_2d(input, grid);
+  else
+    at::native::check_grid_sampler_3d(input, grid, mode);
 }
 
 // One coordinate: the source position and d(position)/d(grid) (grid_sampler_compute_source_index
@@ -98,16 +88,29 @@ Coordinate sourceIndex(const Tensor& g, int64_t size, int64_t padding, bool alig
   return {pos, grad};
 }
 
-// One neighbour of every grid point: its flat index into H * W (an in-range one when outside),
-// whether it is inside, and its value per channel [N, C, P] (zero outside).
+// One neighbour of every grid point: its flat index into the input's spatial positions (an
+// in-range one when outside) and whether it is inside.
 struct Corner {
   Tensor index, inside;
 };
 
-Corner corner(const Tensor& x, const Tensor& y, int64_t h, int64_t w) {
-  const Tensor inside = (x >= 0) & (x < w) & (y >= 0) & (y < h);
-  const Tensor index = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).to(at::kLong);
-  return {index, inside};
+// The grid points' coordinates, one per spatial axis in the grid's order (x along the last
+// input dimension, then y, then z), with each axis's size and stride in the flattened input.
+struct Axis {
+  Coordinate c;
+  int64_t size, stride;
+  Tensor lo;  // floor(position): the lower neighbour, linear modes only
+};
+
+Corner corner(const std::vector<Axis>& axes, const std::vector<Tensor>& at) {
+  Tensor inside, index;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Tensor in = (at[a] >= 0) & (at[a] < axes[a].size);
+    const Tensor offset = at[a].clamp(0, axes[a].size - 1) * axes[a].stride;
+    inside = inside.defined() ? inside & in : in;
+    index = index.defined() ? index + offset : offset;
+  }
+  return {index.to(at::kLong), inside};
 }
 
 Tensor gathered(const Tensor& flat, const Corner& c) {
@@ -116,35 +119,66 @@ Tensor gathered(const Tensor& flat, const Corner& c) {
   return v * c.inside.unsqueeze(1).to(flat.scalar_type());
 }
 
-// The grid points' coordinates and neighbours: nearest has one, bilinear four (nw, ne, sw, se)
-// with ATen's weights.
+// The neighbours of every grid point: nearest has one; the linear modes 2^d, corner k taking
+// the upper neighbour along axis a when bit a of k is set (ATen's order: nw, ne, sw, se, then
+// the same one plane further in z), each weighted by the product over the axes of the
+// distance to the opposite neighbour (factor(k, a)), multiplied in axis order as ATen does.
 struct Sampling {
-  Coordinate x, y;
+  std::vector<Axis> axes;
   std::vector<Corner> corners;
-  std::vector<Tensor> weights;  // [N, P] each, bilinear only
-  Tensor x0, y0;                // the north-west neighbour's coordinates
+
+  bool upper(size_t k, size_t a) const { return (k >> a) & 1; }
+  Tensor factor(size_t k, size_t a) const {
+    const Axis& x = axes[a];
+    return upper(k, a) ? x.c.pos - x.lo : (x.lo + 1) - x.c.pos;
+  }
+  Tensor weight(size_t k) const {
+    Tensor w = factor(k, 0);
+    for (size_t a = 1; a < axes.size(); ++a) w = w * factor(k, a);
+    return w;
+  }
+  // d(weight k)/d(position along axis a).
+  Tensor weightSlope(size_t k, size_t a) const {
+    Tensor w;
+    for (size_t b = 0; b < axes.size(); ++b) {
+      if (b == a) continue;
+      w = w.defined() ? w * factor(k, b) : factor(k, b);
+    }
+    return upper(k, a) ? w : -w;
+  }
 };
+
+// Explicit sizes for the flattened views: a -1 cannot be inferred for an empty batch.
+int64_t spatial(const Tensor& input) { return c10::multiply_integers(input.sizes().slice(2)); }
+int64_t gridPoints(const Tensor& grid) {
+  return c10::multiply_integers(grid.sizes().slice(1, grid.dim() - 2));
+}
 
 Sampling sampling(const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
                   bool align_corners) {
-  const int64_t n = input.size(0), h = input.size(2), w = input.size(3);
-  const Tensor g = grid.reshape({n, -1, 2});
+  const int64_t n = input.size(0), dims = input.dim() - 2;
+  const Tensor g = grid.reshape({n, gridPoints(grid), dims});
   Sampling s;
-  s.x = sourceIndex(g.select(2, 0), w, padding, align_corners);
-  s.y = sourceIndex(g.select(2, 1), h, padding, align_corners);
+  int64_t stride = 1;
+  for (int64_t a = 0; a < dims; ++a) {
+    const int64_t size = input.size(input.dim() - 1 - a);
+    s.axes.push_back({sourceIndex(g.select(2, a), size, padding, align_corners), size, stride});
+    stride *= size;
+  }
   if (mode == kNearest) {
     // nearbyint: halves to even, as at::round.
-    s.corners.push_back(corner(at::round(s.x.pos), at::round(s.y.pos), h, w));
+    std::vector<Tensor> at;
+    for (const Axis& x : s.axes) at.push_back(at::round(x.c.pos));
+    s.corners.push_back(corner(s.axes, at));
     return s;
   }
-  s.x0 = s.x.pos.floor();
-  s.y0 = s.y.pos.floor();
-  const Tensor x1 = s.x0 + 1, y1 = s.y0 + 1;
-  const Tensor &ix = s.x.pos, &iy = s.y.pos;
-  s.corners = {corner(s.x0, s.y0, h, w), corner(x1, s.y0, h, w), corner(s.x0, y1, h, w),
-               corner(x1, y1, h, w)};
-  s.weights = {(x1 - ix) * (y1 - iy), (ix - s.x0) * (y1 - iy), (x1 - ix) * (iy - s.y0),
-               (ix - s.x0) * (iy - s.y0)};
+  for (Axis& x : s.axes) x.lo = x.c.pos.floor();
+  for (size_t k = 0; k < (size_t{1} << dims); ++k) {
+    std::vector<Tensor> at;
+    for (size_t a = 0; a < s.axes.size(); ++a)
+      at.push_back(s.upper(k, a) ? s.axes[a].lo + 1 : s.axes[a].lo);
+    s.corners.push_back(corner(s.axes, at));
+  }
   return s;
 }
 
@@ -155,27 +189,32 @@ bool nativeArgs(const Tensor& input, const Tensor& grid, int64_t mode, int64_t p
          (padding == kZeros || padding == kBorder || padding == kReflection);
 }
 
-struct GridSampler2d {
+// grid_sampler_2d and grid_sampler_3d: the same op over two or three spatial axes.
+template <int Dims>
+struct GridSampler {
   static bool native(const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding, bool) {
     return nativeArgs(input, grid, mode, padding);
   }
   static Tensor compute(const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
                         bool align_corners, const Output& out) {
-    checkArguments(input, grid);
+    checkArguments(input, grid, mode, Dims);
     const int64_t n = input.size(0), c = input.size(1);
     const Sampling s = sampling(input, grid, mode, padding, align_corners);
-    const Tensor flat = input.reshape({n, c, -1});
+    const Tensor flat = input.reshape({n, c, spatial(input)});
     Tensor result;
     for (size_t k = 0; k < s.corners.size(); ++k) {
       Tensor v = gathered(flat, s.corners[k]);
-      if (mode == kBilinear) v = v * s.weights[k].unsqueeze(1);
+      if (mode == kBilinear) v = v * s.weight(k).unsqueeze(1);
       result = result.defined() ? result + v : v;
     }
-    return into(out, result.view({n, c, grid.size(1), grid.size(2)}).contiguous());
+    std::vector<int64_t> shape{n, c};
+    for (int64_t d = 1; d <= Dims; ++d) shape.push_back(grid.size(d));
+    return into(out, result.view(shape).contiguous());
   }
 };
 
-struct GridSampler2dBackward {
+template <int Dims>
+struct GridSamplerBackward {
   static bool native(const Tensor& grad_output, const Tensor& input, const Tensor& grid,
                      int64_t mode, int64_t padding, bool, std::array<bool, 2>) {
     return nativeArgs(input, grid, mode, padding) &&
@@ -184,17 +223,17 @@ struct GridSampler2dBackward {
   static std::tuple<Tensor, Tensor> compute(const Tensor& grad_output, const Tensor& input,
                                             const Tensor& grid, int64_t mode, int64_t padding,
                                             bool align_corners, std::array<bool, 2> output_mask) {
-    checkArguments(input, grid);
+    checkArguments(input, grid, mode, Dims);
     const int64_t n = input.size(0), c = input.size(1);
     const Sampling s = sampling(input, grid, mode, padding, align_corners);
-    const Tensor go = grad_output.reshape({n, c, -1});
+    const Tensor go = grad_output.reshape({n, c, gridPoints(grid)});
     Tensor grad_input, grad_grid;
     if (output_mask[0]) {
-      Tensor flat = at::zeros({n, c, input.size(2) * input.size(3)}, input.options());
+      Tensor flat = at::zeros({n, c, spatial(input)}, input.options());
       for (size_t k = 0; k < s.corners.size(); ++k) {
         const Corner& cr = s.corners[k];
         Tensor w = cr.inside.to(input.scalar_type());
-        if (mode == kBilinear) w = w * s.weights[k];
+        if (mode == kBilinear) w = w * s.weight(k);
         flat.scatter_add_(2, cr.index.unsqueeze(1).expand_as(go), go * w.unsqueeze(1));
       }
       grad_input = flat.view(input.sizes());
@@ -203,20 +242,19 @@ struct GridSampler2dBackward {
       if (mode == kNearest) {
         grad_grid = at::zeros(grid.sizes(), grid.options());
       } else {
-        // d(weight)/d(ix) and d(weight)/d(iy) of nw, ne, sw, se, times each neighbour's value
-        // and grad_output summed over the channels.
-        const Tensor flat = input.reshape({n, c, -1});
-        const Tensor &ix = s.x.pos, &iy = s.y.pos;
-        const Tensor x1 = s.x0 + 1, y1 = s.y0 + 1;
-        const std::array<Tensor, 4> dx = {-(y1 - iy), y1 - iy, -(iy - s.y0), iy - s.y0};
-        const std::array<Tensor, 4> dy = {-(x1 - ix), -(ix - s.x0), x1 - ix, ix - s.x0};
-        Tensor gx = at::zeros_like(ix), gy = at::zeros_like(iy);
-        for (size_t k = 0; k < 4; ++k) {
+        // Per axis: the weights' slopes times each neighbour's value and grad_output summed
+        // over the channels, times d(position)/d(grid).
+        const Tensor flat = input.reshape({n, c, spatial(input)});
+        std::vector<Tensor> slopes(Dims);
+        for (size_t k = 0; k < s.corners.size(); ++k) {
           const Tensor vg = (gathered(flat, s.corners[k]) * go).sum(1);  // [N, P]
-          gx = gx + vg * dx[k];
-          gy = gy + vg * dy[k];
+          for (size_t a = 0; a < Dims; ++a) {
+            const Tensor term = vg * s.weightSlope(k, a);
+            slopes[a] = slopes[a].defined() ? slopes[a] + term : term;
+          }
         }
-        grad_grid = at::stack({gx * s.x.grad, gy * s.y.grad}, 2).view(grid.sizes());
+        for (size_t a = 0; a < Dims; ++a) slopes[a] = slopes[a] * s.axes[a].c.grad;
+        grad_grid = at::stack(slopes, 2).view(grid.sizes());
       }
     }
     return {grad_input, grad_grid};
@@ -224,8 +262,10 @@ struct GridSampler2dBackward {
 };
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  registerForms<GridSampler2d>(m, "grid_sampler_2d", nullptr, "grid_sampler_2d.out");
-  registerNative<GridSampler2dBackward>(m, "grid_sampler_2d_backward");
+  registerForms<GridSampler<2>>(m, "grid_sampler_2d", nullptr, "grid_sampler_2d.out");
+  registerNative<GridSamplerBackward<2>>(m, "grid_sampler_2d_backward");
+  registerForms<GridSampler<3>>(m, "grid_sampler_3d", nullptr, "grid_sampler_3d.out");
+  registerNative<GridSamplerBackward<3>>(m, "grid_sampler_3d_backward");
 }
 
 }  // namespace
