@@ -32,34 +32,22 @@ def sample(device, x, grid, mode, padding, align_corners, seed=1):
     return y.detach().cpu(), xa.grad.cpu(), ga.grad.cpu()
 
 
-@pytest.mark.parametrize("dtype", list(TOL))
-@pytest.mark.parametrize("align_corners", [False, True])
-@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
-def test_values_and_gradients_match_cpu(mode, padding, align_corners, dtype):
-    x, grid = operands(dtype)
-    if padding == "reflection":
-        grid = grid * 3  # up to four widths out: mirrored more than once, both ways
-    want = sample("cpu", x, grid, mode, padding, align_corners)
-    torch_accel.reset_fallback_counts()
-    got = sample("accel", x, grid, mode, padding, align_corners)
-    assert torch_accel.fallback_counts() == {}
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b, **TOL[dtype])
-    assert want[1].abs().max() > 0
-    if mode == "bilinear":
-        assert want[2].abs().max() > 0
-
-
-@pytest.mark.parametrize("dtype", list(TOL))
-@pytest.mark.parametrize("align_corners", [False, True])
-@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
-def test_volumes_match_cpu(mode, padding, align_corners, dtype):
+def volume_operands(dtype):
     # grid_sampler_3d: trilinear's eight neighbours, points up to two depths out.
     g = torch.Generator().manual_seed(2)
     x = torch.randn(2, 3, 4, 5, 6, generator=g, dtype=dtype)
-    grid = torch.rand(2, 3, 4, 2, 3, generator=g, dtype=dtype) * 4 - 2
+    return x, torch.rand(2, 3, 4, 2, 3, generator=g, dtype=dtype) * 4 - 2
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("dims", [2, 3])
+def test_values_and_gradients_match_cpu(dims, mode, padding, align_corners, dtype):
+    x, grid = operands(dtype) if dims == 2 else volume_operands(dtype)
+    if padding == "reflection":
+        grid = grid * 3  # several widths out: mirrored more than once, both ways
     want = sample("cpu", x, grid, mode, padding, align_corners)
     torch_accel.reset_fallback_counts()
     got = sample("accel", x, grid, mode, padding, align_corners)
