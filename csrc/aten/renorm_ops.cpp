@@ -5,7 +5,9 @@
 #include <ATen/AccumulateType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/renorm_meta_dispatch.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/where.h>
 #include <c10/core/WrapDimMinimal.h>
@@ -28,14 +30,8 @@ struct Renorm {
   }
   static Tensor compute(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& maxnorm,
                         const Output& out) {
-    // ATen's meta function's checks, in its words.
-    TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
-    TORCH_CHECK(p.toDouble() > 0.0, "renorm: non-positive-norm not supported");
-    TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
-    TORCH_CHECK(maxnorm.toDouble() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ",
-                maxnorm.toDouble());
-    TORCH_CHECK(self.dim() > 1, "renorm: input needs at least 2 dimensions, got ", self.dim(),
-                " dimensions");
+    // ATen's own meta function checks the arguments (CPU's messages), on a tensor of no data.
+    at::meta::renorm(at::empty(self.sizes(), self.options().device(at::kMeta)), p, dim, maxnorm);
     dim = c10::maybe_wrap_dim(dim, self.dim());
     std::vector<int64_t> others;
     for (int64_t d = 0; d < self.dim(); ++d)
