@@ -220,26 +220,64 @@ def test_max_pool3d_bfloat16_non_contiguous_and_bad_input():
             F.max_pool3d(x.to("accel"), **bad)
 
 
-@pytest.mark.parametrize("out", [(3, 3), (4, 5), (7, 1), (9, 8), (2, 16)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_adaptive_max_pool2d_matches_cpu(out, dtype):
-    # Uneven and overlapping windows, identity and upsampling sizes; unbatched, transposed.
-    x = torch.randn(2, 3, 9, 8, generator=torch.Generator().manual_seed(8))
-    for inp in (x, x[0].transpose(1, 2)):
-        got = pool_with(F.adaptive_max_pool2d, "accel", inp, dtype, output_size=out)
-        want = pool_with(F.adaptive_max_pool2d, "cpu", inp, dtype, output_size=out)
+ADAPTIVE_MAX = {
+    2: (F.adaptive_max_pool2d, torch._C._nn.adaptive_max_pool2d, (9, 8)),
+    3: (F.adaptive_max_pool3d, torch._C._nn.adaptive_max_pool3d, (5, 7, 6)),
+}
+
+
+@pytest.mark.parametrize(
+    "out", [(3, 3), (4, 5), (7, 1), (9, 8), (2, 16), (2, 3, 3), (5, 1, 7), (1, 1, 1), (6, 8, 2)]
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_adaptive_max_pool_matches_cpu(out, dtype):
+    # Uneven and overlapping windows, identity, global and upsampling sizes; unbatched,
+    # transposed; values, indices and the input's gradient exactly as CPU's.
+    fn, out_fn, spatial = ADAPTIVE_MAX[len(out)]
+    x = torch.randn(2, 3, *spatial, generator=torch.Generator().manual_seed(8))
+    for inp in (x, x[0].transpose(1, -1)):
+        got = pool_with(fn, "accel", inp, dtype, output_size=out)
+        want = pool_with(fn, "cpu", inp, dtype, output_size=out)
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
-            torch.testing.assert_close(g, w)
-    values = torch.empty(0, device="accel")
+            torch.testing.assert_close(g, w, rtol=0, atol=0)
+    values = torch.empty(0, device="accel", dtype=dtype)
     indices = torch.empty(0, dtype=torch.long, device="accel")
-    torch._C._nn.adaptive_max_pool2d(x.to("accel"), out, out=(values, indices))
-    want = F.adaptive_max_pool2d(x, out, return_indices=True)
-    torch.testing.assert_close(values.cpu(), want[0])
-    torch.testing.assert_close(indices.cpu(), want[1])
+    out_fn(x.to("accel", dtype), out, out=(values, indices))
+    want = fn(x.to(dtype), out, return_indices=True)
+    torch.testing.assert_close(values.cpu(), want[0], rtol=0, atol=0)
+    torch.testing.assert_close(indices.cpu(), want[1], rtol=0, atol=0)
     no_fallback()
-    with pytest.raises(RuntimeError, match="non-zero size"):
-        F.adaptive_max_pool2d(torch.randn(2, 3, 0, 4).to("accel"), 2)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_adaptive_max_pool_ties_nan_empty_and_bad_input(dims):
+    fn, _, spatial = ADAPTIVE_MAX[dims]
+    # Ties (integer values) pick CPU's first in scan order; a NaN wins its windows.
+    x = torch.randint(0, 3, (2, 2, *spatial), generator=torch.Generator().manual_seed(3)).float()
+    x.view(-1)[7] = float("nan")
+    for size in ((2,) * dims, (3,) * dims, (1,) * dims):
+        got, want = (pool_with(fn, d, x, output_size=size) for d in ("accel", "cpu"))
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
+    empty = torch.randn(0, 3, *spatial)
+    got = fn(empty.to("accel"), 2, return_indices=True)
+    assert got[0].shape == fn(empty, 2).shape and got[1].shape == got[0].shape
+    no_fallback()
+    bad = [
+        (torch.randn(2, 3, *([0] + list(spatial[1:]))), 2, "non-zero size"),
+        (torch.randn(2, 3, *spatial), (2,) * (dims - 1), "output_size"),
+        (torch.randn(2, 3, *spatial), (-1,) + (2,) * (dims - 1), "negative dimension"),
+    ]
+    for inp, size, match in bad:
+        with pytest.raises(RuntimeError, match=match) as cpu_error:
+            fn(inp, size)
+        with pytest.raises(RuntimeError, match=match) as accel_error:
+            fn(inp.to("accel"), size)
+        assert str(accel_error.value) == str(cpu_error.value)
+    # The device stays usable.
+    y = fn(x.nan_to_num().to("accel"), 2)
+    torch.testing.assert_close(y.cpu(), fn(x.nan_to_num(), 2))
 
 
 AVG_CONFIGS_3D = [
@@ -270,22 +308,30 @@ def test_avg_pool3d_matches_cpu(kw, dtype):
 
 
 @pytest.mark.parametrize("out", [(2, 3, 3), (5, 1, 7), (7, 8, 4)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 def test_adaptive_avg_pool3d_matches_cpu(out, dtype):
-    # (bfloat16 and half go to CPU's kernel, which computes in the dtype itself.)
     x = torch.randn(2, 3, 5, 6, 7, generator=torch.Generator().manual_seed(10))
-    tol = dict(rtol=1e-5, atol=1e-6)
+    reduced = dtype in (torch.bfloat16, torch.float16)
     for inp in (x, x[1].transpose(1, 3)):
         res = []
-        for device in ("accel", "cpu"):
-            xd = inp.to(device, dtype).clone().requires_grad_()
+        for device in ("accel", "cpu", "exact"):
+            xd = inp.to(dtype)
+            xd = (xd.double() if device == "exact" else xd.to(device)).clone().requires_grad_()
             y = F.adaptive_avg_pool3d(xd, out)
-            gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(5)).to(device, dtype)
+            gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(5)).to(dtype)
+            gy = gy.double() if device == "exact" else gy.to(device)
             (y * gy).sum().backward()
             res.append((y.detach().cpu(), xd.grad.cpu()))
-        for got, want in zip(*res):
+        for got, want, exact in zip(*res):
             assert got.dtype == want.dtype and got.shape == want.shape
-            torch.testing.assert_close(got, want, **tol)
+            if not reduced:
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+                continue
+            # CPU adds and divides in the dtype itself; accel in float, rounding once: within
+            # one rounding of the exact average, and close to CPU's.
+            eps = torch.finfo(dtype).eps
+            torch.testing.assert_close(got.double(), exact, rtol=eps, atol=eps)
+            torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
     no_fallback()
     with pytest.raises(RuntimeError, match="non-zero size"):
         F.adaptive_avg_pool3d(torch.randn(2, 3, 0, 4, 4).to("accel"), 2)

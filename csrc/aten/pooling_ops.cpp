@@ -19,6 +19,10 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Pool.h>
 #include <ATen/OpMathType.h>
+#include <ATen/ops/adaptive_max_pool2d_backward_meta_dispatch.h>
+#include <ATen/ops/adaptive_max_pool2d_meta_dispatch.h>
+#include <ATen/ops/adaptive_max_pool3d_backward_meta_dispatch.h>
+#include <ATen/ops/adaptive_max_pool3d_meta_dispatch.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
@@ -518,18 +522,15 @@ Tensor alongEach(Tensor x, int64_t n, at::IntArrayRef in, at::IntArrayRef out, b
   return x;
 }
 
-// Half and bfloat16 3-D pooling goes to CPU's kernel, which adds and divides in the dtype
-// itself: the float averages here would differ from it by more than its rounding.
-template <int N>
-bool nativeAdaptive(const Tensor& t) {
-  return floatingKernelType(t) && (N == 2 || !at::isReducedFloatingType(t.scalar_type()));
-}
+// Half and bfloat16 average in float and round once. CPU's 3-D kernel adds and divides in the
+// dtype itself, so it can differ by more than a rounding; ours is the nearer to the exact mean.
+bool nativeAdaptive(const Tensor& t) { return floatingKernelType(t); }
 
 // _adaptive_avg_pool2d (N = 2) and _adaptive_avg_pool3d (N = 3).
 template <int N>
 struct AdaptiveAvgPool {
   static constexpr const char* kName = N == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
-  static bool native(const Tensor& self, at::IntArrayRef) { return nativeAdaptive<N>(self); }
+  static bool native(const Tensor& self, at::IntArrayRef) { return nativeAdaptive(self); }
   static Tensor compute(const Tensor& self, at::IntArrayRef output_size) {
     TORCH_CHECK(output_size.size() == N, kName, ": output_size must be ", N);
     checkAdaptiveInput(kName, self, N);
@@ -559,7 +560,7 @@ struct AdaptiveAvgPool {
 template <int N>
 struct AdaptiveAvgPoolBackward {
   static bool native(const Tensor& grad_output, const Tensor& self) {
-    return nativeAdaptive<N>(grad_output) && grad_output.scalar_type() == self.scalar_type();
+    return nativeAdaptive(grad_output) && grad_output.scalar_type() == self.scalar_type();
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self) {
     checkAdaptiveInput(AdaptiveAvgPool<N>::kName, self, N);
@@ -592,60 +593,67 @@ Tensor adaptiveWindows(int64_t in, int64_t out, int64_t width, const at::TensorO
   return at::minimum(start + at::arange(width, longs), end - 1);
 }
 
-struct AdaptiveMaxPool2d {
+// adaptive_max_pool2d (N = 2) and adaptive_max_pool3d (N = 3): every window's elements
+// gathered at once (windows of one size, filled up to it with their last position), then the
+// max of each, first in CPU's scan order on ties.
+template <int N>
+struct AdaptiveMaxPool {
   static constexpr int kOutputs = 2;
   static bool native(const Tensor& self, at::IntArrayRef) { return floatingKernelType(self); }
   static std::tuple<Tensor, Tensor> compute(const Tensor& self, at::IntArrayRef output_size,
                                             const Output& out, const Output& indices_out) {
-    TORCH_CHECK(output_size.size() == 2,
-                "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
-    const int64_t ndim = self.dim();
-    TORCH_CHECK(ndim == 3 || ndim == 4,
-                "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: ", self.sizes());
-    for (int64_t i = 1; i < ndim; ++i)
-      TORCH_CHECK(self.size(i) > 0,
-                  "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
-                  "dimensions, but input has sizes ",
-                  self.sizes(), " with dimension ", i, " being empty");
-    const int64_t H = self.size(-2), W = self.size(-1);
-    const int64_t outH = output_size[0], outW = output_size[1];
-    c10::DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
-    shape.push_back(outH);
-    shape.push_back(outW);
+    // ATen's own meta function checks the arguments (CPU's messages), on a tensor of no data.
+    const Tensor meta = at::empty(self.sizes(), self.options().device(at::kMeta));
+    if constexpr (N == 2) {
+      at::meta::adaptive_max_pool2d(meta, output_size);
+    } else {
+      at::meta::adaptive_max_pool3d(meta, output_size);
+    }
+    const at::IntArrayRef in = self.sizes().slice(self.dim() - N);
+    c10::DimVector shape(self.sizes().begin(), self.sizes().end() - N);
+    shape.append(output_size.begin(), output_size.end());
     const auto longs = self.options().dtype(at::kLong);
-    // A negative size fails here with CPU's error (creating a tensor of negative dimension).
-    if (outH <= 0 || outW <= 0 || self.numel() == 0) {
+    if (self.numel() == 0 || c10::multiply_integers(output_size) == 0) {
       return maxPoolResults(self, shape, at::empty(shape, self.options()), at::empty(shape, longs),
                             out, indices_out);
     }
-    const int64_t kH = (H + outH - 1) / outH + 1, kW = (W + outW - 1) / outW + 1;
-    const Tensor rows = adaptiveWindows(H, outH, kH, longs);  // [outH, kH]
-    const Tensor cols = adaptiveWindows(W, outW, kW, longs);  // [outW, kW]
-    // [n, outH, outW, kH * kW] window elements, by their index into the H * W plane.
-    const Tensor plane = (rows.view({outH, 1, kH, 1}) * W + cols.view({1, outW, 1, kW}))
-                             .reshape({outH, outW, kH * kW});
-    const Tensor x = self.reshape({-1, H * W});
-    auto [values, k] =
-        x.index_select(1, plane.reshape({-1})).view({-1, outH, outW, kH * kW}).max(-1);
-    const Tensor index =
-        plane.reshape({outH * outW, kH * kW}).gather(1, k.reshape({-1, outH * outW}).t()).t();
+    // [out_0 .. out_N-1, k_0 .. k_N-1] window elements, by their index into the input's plane.
+    Tensor plane = at::zeros({}, longs);
+    int64_t in_stride = 1, window = 1;
+    for (int64_t i = N - 1; i >= 0; --i) {
+      const int64_t k = (in[i] + output_size[i] - 1) / output_size[i] + 1;
+      c10::DimVector view(2 * N, 1);
+      view[i] = output_size[i];
+      view[N + i] = k;
+      plane = plane + adaptiveWindows(in[i], output_size[i], k, longs).view(view) * in_stride;
+      in_stride *= in[i];
+      window *= k;
+    }
+    const int64_t outputs = c10::multiply_integers(output_size);
+    plane = plane.reshape({outputs, window});
+    const Tensor x = self.reshape({-1, in_stride});
+    auto [values, k] = x.index_select(1, plane.reshape({-1})).view({-1, outputs, window}).max(-1);
+    const Tensor index = plane.gather(1, k.reshape({-1, outputs}).t()).t();
     return maxPoolResults(self, shape, values, index, out, indices_out);
   }
 };
 
-struct AdaptiveMaxPool2dBackward {
+template <int N>
+struct AdaptiveMaxPoolBackward {
   static bool native(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
     return nativeMaxPoolBackward(grad_output, self, indices);
   }
   static Tensor compute(const Tensor& grad_output, const Tensor& self, const Tensor& indices,
                         const Output& out) {
-    TORCH_CHECK(self.dim() == 3 || self.dim() == 4,
-                "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: ",
-                grad_output.sizes());
-    TORCH_CHECK(grad_output.sizes() == indices.sizes(),
-                "adaptive_max_pool2d_backward: expected grad_output and indices of one size, got ",
-                grad_output.sizes(), " and ", indices.sizes());
-    return maxPoolBackward(grad_output, self, indices, 2, out);
+    const auto meta = [](const Tensor& t) {
+      return at::empty(t.sizes(), t.options().device(at::kMeta));
+    };
+    if constexpr (N == 2) {
+      at::meta::adaptive_max_pool2d_backward(meta(grad_output), meta(self), meta(indices));
+    } else {
+      at::meta::adaptive_max_pool3d_backward(meta(grad_output), meta(self), meta(indices));
+    }
+    return maxPoolBackward(grad_output, self, indices, N, out);
   }
 };
 
@@ -737,9 +745,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                             "max_pool3d_with_indices.out");
   registerForms<MaxPoolWithIndicesBackward<Pool3d>>(m, "max_pool3d_with_indices_backward", nullptr,
                                                     "max_pool3d_with_indices_backward.grad_input");
-  registerForms<AdaptiveMaxPool2d>(m, "adaptive_max_pool2d", nullptr, "adaptive_max_pool2d.out");
-  registerForms<AdaptiveMaxPool2dBackward>(m, "adaptive_max_pool2d_backward", nullptr,
-                                           "adaptive_max_pool2d_backward.grad_input");
+  registerForms<AdaptiveMaxPool<2>>(m, "adaptive_max_pool2d", nullptr, "adaptive_max_pool2d.out");
+  registerForms<AdaptiveMaxPoolBackward<2>>(m, "adaptive_max_pool2d_backward", nullptr,
+                                            "adaptive_max_pool2d_backward.grad_input");
+  registerForms<AdaptiveMaxPool<3>>(m, "adaptive_max_pool3d", nullptr, "adaptive_max_pool3d.out");
+  registerForms<AdaptiveMaxPoolBackward<3>>(m, "adaptive_max_pool3d_backward", nullptr,
+                                            "adaptive_max_pool3d_backward.grad_input");
 }
 
 }  // namespace
