@@ -97,8 +97,7 @@ def test_nansum(dtype, dim):
     out = torch.empty(0, dtype=torch.float64, device="accel")
     torch.nansum(x.to("accel"), dim=1, dtype=torch.float64, out=out)
     close(out, torch.nansum(x, dim=1, dtype=torch.float64))
-    if dtype != torch.bfloat16:  # bfloat16 keeps CPU's kernel (aten/reduction_ops.cpp)
-        assert_native()
+    assert_native()
 
 
 def test_complex32_sum_accumulates_in_float_as_on_cuda():

@@ -1,8 +1,8 @@
 // The activations that take parameters (kernels/activation.h) and their backward, in every
 // form: leaky_relu, elu (selu and celu call it), hardtanh (its forward is clamp), hardswish,
-// hardsigmoid, mish, log_sigmoid, softshrink, hardshrink, threshold, softplus's backward, and
-// prelu, glu and rrelu_with_noise composed of native ops. Floating dtypes; other dtypes go to the
-// counted fallback, whose CPU kernel raises CPU's error.
+// hardsigmoid, mish, log_sigmoid, softshrink, hardshrink, threshold, softplus's and logit's
+// backward, and prelu, glu and rrelu_with_noise composed of native ops. Floating dtypes; other
+// dtypes go to the counted fallback, whose CPU kernel raises CPU's error.
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/empty.h>
@@ -127,6 +127,19 @@ struct TwoParamBackward {
   static Tensor compute(const Tensor& g, const Tensor& x, const Scalar& a, const Scalar& b,
                         const Output& out) {
     return backward(Op, g, x, out.tensor(), params(a, b));
+  }
+};
+
+// logit's backward; no eps is ATen's eps of -1 (the unclamped logit).
+struct LogitBackward {
+  static bool native(const Tensor& g, const Tensor& x, std::optional<double>) {
+    return floatingKernelType(g) && floatingKernelType(x);
+  }
+  static Tensor compute(const Tensor& g, const Tensor& x, std::optional<double> eps,
+                        const Output& out) {
+    ActivationParams p = params(eps.value_or(-1.0));
+    p.flag = !(p.a < 0);
+    return backward(ActivationOp::Logit, g, x, out.tensor(), p);
   }
 };
 
@@ -373,6 +386,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Threshold>(m, "threshold", "threshold_", "threshold.out");
   registerForms<TwoParamBackward<ActivationOp::Softplus>>(m, "softplus_backward", nullptr,
                                                           "softplus_backward.grad_input");
+  registerForms<LogitBackward>(m, "logit_backward", nullptr, "logit_backward.grad_input");
   registerNative<PreluKernel>(m, "_prelu_kernel");
   registerNative<PreluKernelBackward>(m, "_prelu_kernel_backward");
   registerForms<Glu>(m, "glu", nullptr, "glu.out");

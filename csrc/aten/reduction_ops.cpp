@@ -215,13 +215,13 @@ struct SumFull {
   }
 };
 
-// nansum: the sum with NaNs read as 0 (integers hold none); CPU has no complex nansum, and its
-// bfloat16 nansum accumulates differently (beyond bfloat16's tolerance): CPU's kernel for it.
+// nansum: the sum with NaNs read as 0 (integers hold none); CPU has no complex nansum. Half and
+// bfloat16 add in float as sum does (CPU's bfloat16 nansum adds in bfloat16, farther from the
+// exact sum).
 struct NanSum {
   static bool native(const Tensor& self, at::OptionalIntArrayRef, bool,
                      std::optional<c10::ScalarType> dtype) {
-    const c10::ScalarType acc = dtype.value_or(self.scalar_type());
-    return !self.is_complex() && !(dtype && at::isComplexType(*dtype)) && acc != at::kBFloat16 &&
+    return !self.is_complex() && !(dtype && at::isComplexType(*dtype)) &&
            nativeSumInputs(self, dtype);
   }
   static Tensor compute(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

@@ -143,12 +143,11 @@ struct RoundDecimals {
 };
 
 // logit(x, eps): x clamped to [eps, 1 - eps] first, when eps is given and not negative.
+// Half and bfloat16 compute in float and round once (CPU rounds the clamp and the quotient
+// each in the dtype, farther from the exact value).
 struct Logit {
-  // Half and bfloat16: CPU's rounding of the clamp and the quotient differs beyond their
-  // tolerance, so they keep CPU's kernel.
   static bool native(const at::Tensor& self, std::optional<double>) {
-    const c10::ScalarType t = self.scalar_type();
-    return t != c10::kHalf && t != c10::kBFloat16 && nativeUnary(UnaryOp::Logit, self);
+    return nativeUnary(UnaryOp::Logit, self);
   }
   static at::Tensor compute(const at::Tensor& self, std::optional<double> eps, const Output& out) {
     UnaryParams p;

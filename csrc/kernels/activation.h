@@ -1,10 +1,11 @@
 // The activations that take parameters, and their backward: leaky_relu, elu (and so selu and
 // celu), hardtanh's backward, hardswish, hardsigmoid, mish, log_sigmoid, softshrink,
-// hardshrink, threshold and softplus's backward. Floating dtypes only, computed in the opmath
-// type, with the formulas of ATen's CPU and CUDA kernels. Knows no torch.
+// hardshrink, threshold, softplus's backward and logit's backward. Floating dtypes only, computed
+// in the opmath type, with the formulas of ATen's CPU and CUDA kernels. Knows no torch.
 #pragma once
 
 #include <cmath>
+#include <limits>
 
 #include "kernels/elementwise.h"
 
@@ -22,6 +23,7 @@ enum class ActivationOp : int {
   Hardshrink,   // a = lambda
   Threshold,    // a = threshold, b = value (forward only: the backward is ThresholdBackward)
   Softplus,     // a = beta, b = threshold (backward only: the forward is a unary op)
+  Logit,        // a = eps, b = 1 - eps, flag = eps given (backward only: the forward is unary)
 };
 
 struct ActivationParams {
@@ -78,13 +80,13 @@ template <class T, ActivationOp Op>
 struct ActivationBackward {
   using compute_t = T;
   T a, b, c;
-  bool from_result;
+  bool flag;  // Elu: x is the forward's result; Logit: eps was given
   ACCEL_HD T operator()(T g, T x) const {
     if constexpr (Op == ActivationOp::LeakyRelu) {
       return x > T(0) ? g : g * a;
     } else if constexpr (Op == ActivationOp::Elu) {
       if (x > T(0)) return g * b;
-      return from_result ? g * c * (x + a) : g * c * a * std::exp(x * c);
+      return flag ? g * c * (x + a) : g * c * a * std::exp(x * c);
     } else if constexpr (Op == ActivationOp::Hardtanh) {
       return (x <= a || x >= b) ? T(0) : g;
     } else if constexpr (Op == ActivationOp::Hardswish) {
@@ -102,21 +104,34 @@ struct ActivationBackward {
       return g * ((negative ? T(1) : T(0)) - (negative ? T(1) : T(-1)) * (z / (T(1) + z)));
     } else if constexpr (Op == ActivationOp::Softshrink || Op == ActivationOp::Hardshrink) {
       return (x >= -a && x <= a) ? T(0) : g;
-    } else {
-      static_assert(Op == ActivationOp::Softplus, "no backward of its own");
+    } else if constexpr (Op == ActivationOp::Softplus) {
       const T z = std::exp(x * a);
       return x * a > b ? g : g * z / (z + T(1));
+    } else {
+      static_assert(Op == ActivationOp::Logit, "no backward of its own");
+      // Outside [eps, 1 - eps] the clamped forward is flat; without eps, outside [0, 1] it is
+      // undefined. A NaN eps bounds nothing, as in ATen.
+      if (flag ? (x < a || x > b) : (x < T(0) || x > T(1)))
+        return flag ? T(0) : std::numeric_limits<T>::quiet_NaN();
+      if (x == T(0) || x == T(1)) return g * std::numeric_limits<T>::infinity();
+      return g / (x * (T(1) - x));
     }
   }
 };
 
-// The shrinks' lambda is rounded to the storage dtype first, as ATen does (a bfloat16 input
-// equal to the rounded lambda is inside the band).
+// The shrinks' lambda and logit's eps are rounded to the storage dtype first, as ATen does (a
+// bfloat16 input equal to the rounded lambda is inside the band), and logit's 1 - eps is
+// computed and rounded in it (in bfloat16, 1 - 1e-3 is 1).
 template <class S, class T>
 T paramA(ActivationOp op, const ActivationParams& p) {
-  if (op == ActivationOp::Softshrink || op == ActivationOp::Hardshrink)
+  if (op == ActivationOp::Softshrink || op == ActivationOp::Hardshrink || op == ActivationOp::Logit)
     return static_cast<T>(static_cast<S>(p.a));
   return static_cast<T>(p.a);
+}
+template <class S, class T>
+T paramB(ActivationOp op, const ActivationParams& p) {
+  if (op == ActivationOp::Logit) return static_cast<T>(static_cast<S>(T(1) - paramA<S, T>(op, p)));
+  return static_cast<T>(p.b);
 }
 
 // What both launchers share: the operand checks, the dtype switch and the parameters in the
@@ -132,7 +147,7 @@ rt::Error withActivationTypes(ActivationOp op, const ElementwiseDesc& d, int nop
       return rt::Error::NotSupported;
     } else {
       using T = OpMath<S>;
-      return f(tag, paramA<S, T>(op, p), static_cast<T>(p.b), static_cast<T>(p.c));
+      return f(tag, paramA<S, T>(op, p), paramB<S, T>(op, p), static_cast<T>(p.c));
     }
   });
 }
@@ -183,6 +198,7 @@ rt::Error launchActivationBackward(ActivationOp op, const ElementwiseDesc& d,
       ACCEL_RUN(Softshrink)
       ACCEL_RUN(Hardshrink)
       ACCEL_RUN(Softplus)
+      ACCEL_RUN(Logit)
 #undef ACCEL_RUN
       default: return rt::Error::InvalidValue;
     }
