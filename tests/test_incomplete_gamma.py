@@ -34,10 +34,20 @@ def exact_igamma(a, x, upper):
 def shapes_and_values(dtype):
     g = torch.Generator().manual_seed(0)
     # Both regions of the evaluation (x below and above a + 1), small a (P near 1), large a.
-    a = torch.cat([torch.rand(400, generator=g) * 9, torch.rand(50, generator=g) * 0.05 + 1e-3,
-                   torch.rand(50, generator=g) * 90 + 10])
-    x = torch.cat([torch.rand(400, generator=g) * 20, torch.rand(50, generator=g) * 1.5,
-                   a[450:] * (0.7 + 0.6 * torch.rand(50, generator=g))])
+    a = torch.cat(
+        [
+            torch.rand(400, generator=g) * 9,
+            torch.rand(50, generator=g) * 0.05 + 1e-3,
+            torch.rand(50, generator=g) * 90 + 10,
+        ]
+    )
+    x = torch.cat(
+        [
+            torch.rand(400, generator=g) * 20,
+            torch.rand(50, generator=g) * 1.5,
+            a[450:] * (0.7 + 0.6 * torch.rand(50, generator=g)),
+        ]
+    )
     return a.to(dtype), x.to(dtype)
 
 
@@ -50,35 +60,41 @@ def test_matches_cpu(fn, dtype):
     if dtype == torch.float64:
         # CPU's large-a expansion (a >= 10 here) is good to about 2e-9: the exact value is the
         # reference, CPU within that.
-        exact = torch.tensor([exact_igamma(ai, xi, fn is torch.igammac)
-                              for ai, xi in zip(a.tolist(), x.tolist())], dtype=dtype)
+        exact = torch.tensor(
+            [exact_igamma(ai, xi, fn is torch.igammac) for ai, xi in zip(a.tolist(), x.tolist())],
+            dtype=dtype,
+        )
         torch.testing.assert_close(got.cpu(), exact, rtol=1e-13, atol=1e-300)
         torch.testing.assert_close(got.cpu(), fn(a, x), rtol=5e-9, atol=1e-12)
     else:
         torch.testing.assert_close(got.cpu(), fn(a, x), **TOL[dtype])
     # Broadcast, a transposed operand, in place and out=.
     a2, x2 = a[:400].view(20, 20), x[:20]
-    torch.testing.assert_close(fn(a2.to("accel").t(), x2.to("accel")).cpu(), fn(a2.t(), x2),
-                               **TOL[dtype])
+    torch.testing.assert_close(
+        fn(a2.to("accel").t(), x2.to("accel")).cpu(), fn(a2.t(), x2), **TOL[dtype]
+    )
     inplace = a2.to("accel")
     getattr(inplace, fn.__name__ + "_")(x2.to("accel"))
     torch.testing.assert_close(inplace.cpu(), fn(a2, x2), **TOL[dtype])
     out = torch.empty(0, dtype=dtype, device="accel")
     fn(a2.to("accel"), x2.to("accel"), out=out)
     torch.testing.assert_close(out.cpu(), fn(a2, x2), **TOL[dtype])
-    torch.testing.assert_close(torch.special.gammainc(a2.to("accel"), x2.to("accel")).cpu(),
-                               torch.special.gammainc(a2, x2), **TOL[dtype])
+    torch.testing.assert_close(
+        torch.special.gammainc(a2.to("accel"), x2.to("accel")).cpu(),
+        torch.special.gammainc(a2, x2),
+        **TOL[dtype],
+    )
     no_fallback()
 
 
 def test_edges_match_cpu():
     inf, nan = float("inf"), float("nan")
     a = torch.tensor([-1.0, 1, 0, 0, 0, 2, inf, inf, 2, nan, 1, inf, 5, 3], dtype=torch.float64)
-    x = torch.tensor([1.0, -1, 0, 1, inf, 0, 1, inf, inf, 1, nan, 0, 1e-320, 1e-300],
-                     dtype=torch.float64)
+    x = torch.tensor(
+        [1.0, -1, 0, 1, inf, 0, 1, inf, inf, 1, nan, 0, 1e-320, 1e-300], dtype=torch.float64
+    )
     for fn in (torch.igamma, torch.igammac):
-        torch.testing.assert_close(fn(a.to("accel"), x.to("accel")).cpu(), fn(a, x),
-                                   equal_nan=True)
+        torch.testing.assert_close(fn(a.to("accel"), x.to("accel")).cpu(), fn(a, x), equal_nan=True)
     no_fallback()
     with pytest.raises(NotImplementedError, match="igamma"):  # as CPU: no integer kernel
         torch.igamma(torch.tensor([3, 4], device="accel"), torch.tensor([2, 5], device="accel"))
@@ -88,8 +104,12 @@ def test_each_tail_is_exact_where_cpu_is_not():
     # CPU's large-a expansion is 1.6e-9 (relative) off at the first two points, and its
     # small-a Q 8e-4 at the third;
     # here each tail is computed directly, to about 1e-14.
-    points = [(94.0894775390625, 66.21115112304688), (205.00552368164062, 268.68023681640625),
-              (1e-300, 1e-300), (2e-3, 1.7)]
+    points = [
+        (94.0894775390625, 66.21115112304688),
+        (205.00552368164062, 268.68023681640625),
+        (1e-300, 1e-300),
+        (2e-3, 1.7),
+    ]
     a = torch.tensor([p[0] for p in points], dtype=torch.float64)
     x = torch.tensor([p[1] for p in points], dtype=torch.float64)
     p = torch.igamma(a.to("accel"), x.to("accel")).cpu()
@@ -114,14 +134,21 @@ def exact_gamma_grad(a, x):
 
 def test_standard_gamma_grad_is_exact_and_near_cpu():
     g = torch.Generator().manual_seed(1)
-    a = torch.cat([torch.rand(20, generator=g) * 0.5 + 1e-3, torch.rand(20, generator=g) * 10,
-                   torch.rand(10, generator=g) * 300, torch.tensor([1e4])]).double()
+    a = torch.cat(
+        [
+            torch.rand(20, generator=g) * 0.5 + 1e-3,
+            torch.rand(20, generator=g) * 10,
+            torch.rand(10, generator=g) * 300,
+            torch.tensor([1e4]),
+        ]
+    ).double()
     torch.manual_seed(0)
     x = torch._standard_gamma(a).clamp_min(1e-300)
     got = torch._standard_gamma_grad(a.to("accel"), x.to("accel")).cpu()
     cpu = torch._standard_gamma_grad(a, x)
-    exact = torch.tensor([exact_gamma_grad(ai, xi) for ai, xi in zip(a.tolist(), x.tolist())],
-                         dtype=torch.float64)
+    exact = torch.tensor(
+        [exact_gamma_grad(ai, xi) for ai, xi in zip(a.tolist(), x.tolist())], dtype=torch.float64
+    )
     # CPU's kernel is a fitted approximation (up to 8e-4 off); this one is exact to 1e-12.
     torch.testing.assert_close(got, exact, rtol=1e-12, atol=0)
     torch.testing.assert_close(got, cpu, rtol=1e-3, atol=0)
@@ -136,9 +163,13 @@ def test_standard_gamma_grad_edges_match_cpu():
     a = torch.tensor([1.0, 1, 0, -1, nan, 1, 0.5], dtype=torch.float64)
     x = torch.tensor([0.0, inf, 1, 1, 1, nan, 2])
     x = x.double()
-    torch.testing.assert_close(torch._standard_gamma_grad(a.to("accel"), x.to("accel")).cpu(),
-                               torch._standard_gamma_grad(a, x), equal_nan=True, rtol=1e-3,
-                               atol=0)
+    torch.testing.assert_close(
+        torch._standard_gamma_grad(a.to("accel"), x.to("accel")).cpu(),
+        torch._standard_gamma_grad(a, x),
+        equal_nan=True,
+        rtol=1e-3,
+        atol=0,
+    )
     no_fallback()
 
 

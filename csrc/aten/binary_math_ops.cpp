@@ -1,7 +1,7 @@
 // Binary ops beyond add/sub/mul/div: div with a rounding mode, pow, maximum/minimum, fmax/fmin,
 // remainder/fmod, atan2, copysign, heaviside, nextafter, logaddexp(2), gcd/lcm, bitwise
-// and/or/xor and the shifts, xlogy, xlog1py, zeta, the orthogonal polynomials of
-// torch.special, and the activations' backward. Inputs are
+// and/or/xor and the shifts, xlogy, xlog1py, zeta, igamma/igammac, the orthogonal polynomials
+// of torch.special, the activations' backward and the Gamma sample's gradient. Inputs are
 // converted to the result dtype first (the kernels take one dtype); a Python scalar rhs is
 // passed by value, a Python scalar lhs is filled on the device.
 #include <ATen/ExpandUtils.h>
@@ -110,7 +110,9 @@ bool defined(BinaryOp op, const A& a, const B& b) {
     case BinaryOp::LogAddExp:
     case BinaryOp::LogAddExp2: return c10::isFloatingType(t);
     case BinaryOp::NextAfter: return t == c10::kFloat || t == c10::kDouble;
-    case BinaryOp::Heaviside: {  // CPU refuses mixed dtypes
+    case BinaryOp::Igamma:
+    case BinaryOp::Igammac: return c10::isFloatingType(t);  // CPU: no integer kernel
+    case BinaryOp::Heaviside: {                             // CPU refuses mixed dtypes
       if constexpr (std::is_same_v<A, at::Tensor> && std::is_same_v<B, at::Tensor>)
         return a.scalar_type() == b.scalar_type();
       return false;
@@ -224,6 +226,21 @@ struct Xlogy {
   }
 };
 
+// --- _standard_gamma_grad(alpha, sample): Gamma rsample's backward --------------------------
+// Native for one shape and one dtype (autograd's call); other calls keep CPU's kernel, which
+// broadcasts and refuses mixed dtypes.
+struct StandardGammaGrad {
+  static bool native(const at::Tensor& alpha, const at::Tensor& sample) {
+    const c10::ScalarType t = alpha.scalar_type();
+    return (t == c10::kFloat || t == c10::kDouble) && sample.scalar_type() == t &&
+           alpha.sizes() == sample.sizes() && nativeTypes(alpha, sample);
+  }
+  static at::Tensor compute(const at::Tensor& alpha, const at::Tensor& sample) {
+    return binaryTyped(BinaryOp::StandardGammaGrad, alpha, sample, at::Tensor(),
+                       alpha.scalar_type());
+  }
+};
+
 // --- activations' backward: (grad, forward input or output) ------------------------------
 template <BinaryOp Op>
 struct Backward {
@@ -307,6 +324,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Math<BinaryOp::NextAfter>>(m, "nextafter", "nextafter_", "nextafter.out");
   registerForms<Math<BinaryOp::Xlog1py>>(m, "special_xlog1py", nullptr, "special_xlog1py.out");
   registerForms<Math<BinaryOp::Zeta>>(m, "special_zeta", nullptr, "special_zeta.out");
+  registerForms<Math<BinaryOp::Igamma>>(m, "igamma", "igamma_", "igamma.out");
+  registerForms<Math<BinaryOp::Igammac>>(m, "igammac", "igammac_", "igammac.out");
+  registerNative<StandardGammaGrad>(m, "_standard_gamma_grad");
 #define ACCEL_REGISTER_POLYNOMIAL(OP, NAME) \
   registerForms<Math<BinaryOp::OP>>(m, "special_" NAME, nullptr, "special_" NAME ".out");
   ACCEL_REGISTER_POLYNOMIAL(ChebyshevT, "chebyshev_polynomial_t")

@@ -13,6 +13,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/reduce_math.h"
 #include "kernels/fill.h"
+#include "kernels/incomplete_gamma.h"
 #include "kernels/orthogonal_polynomials.h"
 #include "kernels/special_math.h"
 #include "kernels/ternary.h"
@@ -63,6 +64,9 @@ enum class BinaryOp : int {
   LogAddExp2,
   Xlog1py,
   Zeta,
+  Igamma,             // P(a, b), the regularized lower incomplete gamma
+  Igammac,            // Q(a, b) = 1 - P(a, b)
+  StandardGammaGrad,  // d b / d a for a sample b of Gamma(a, 1)
   NextAfter,
   // The orthogonal polynomials p_n(x): a = x, b = n (cast to an integer).
   ChebyshevT,
@@ -143,6 +147,12 @@ ACCEL_BINARY_FUNCTOR(NextAfterOp, std::nextafter(a, b))
 ACCEL_BINARY_FUNCTOR(Xlog1pyOp, b != b ? b : (a == T(0) ? T(0) : a * std::log1p(b)))
 ACCEL_BINARY_FUNCTOR(ZetaOp,
                      static_cast<T>(hurwitzZeta(static_cast<double>(a), static_cast<double>(b))))
+ACCEL_BINARY_FUNCTOR(IgammaOp, static_cast<T>(incompleteGamma(static_cast<double>(a),
+                                                              static_cast<double>(b), false)))
+ACCEL_BINARY_FUNCTOR(IgammacOp, static_cast<T>(incompleteGamma(static_cast<double>(a),
+                                                               static_cast<double>(b), true)))
+ACCEL_BINARY_FUNCTOR(StandardGammaGradOp, static_cast<T>(standardGammaGrad(static_cast<double>(a),
+                                                                           static_cast<double>(b))))
 ACCEL_BINARY_FUNCTOR(TanhBackwardOp, a*(T(1) - b * b))
 ACCEL_BINARY_FUNCTOR(SigmoidBackwardOp, a*(T(1) - b) * b)
 #undef ACCEL_BINARY_FUNCTOR
@@ -424,6 +434,9 @@ rt::Error withTypedBinary(BinaryOp op, Scalar arg, const F& f) {
         case BinaryOp::LogAddExp2: return f(LogAddExpOp<T, true>{});
         case BinaryOp::Xlog1py: return f(Xlog1pyOp<T>{});
         case BinaryOp::Zeta: return f(ZetaOp<T>{});
+        case BinaryOp::Igamma: return f(IgammaOp<T>{});
+        case BinaryOp::Igammac: return f(IgammacOp<T>{});
+        case BinaryOp::StandardGammaGrad: return f(StandardGammaGradOp<T>{});
         case BinaryOp::ChebyshevT: return f(PolynomialOp<T>{Polynomial::ChebyshevT, false});
         case BinaryOp::ChebyshevU: return f(PolynomialOp<T>{Polynomial::ChebyshevU, false});
         case BinaryOp::ChebyshevV: return f(PolynomialOp<T>{Polynomial::ChebyshevV, false});

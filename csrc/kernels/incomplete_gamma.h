@@ -94,8 +94,7 @@ ACCEL_HD inline double gammaQSmallA(double a, double x) {
 // negative or NaN, for a = x = 0 and for a = x = inf; P = 1 for a = 0 or x = inf; P = 0 for
 // x = 0 or a = inf.
 ACCEL_HD inline double incompleteGamma(double a, double x, bool upper) {
-  if (!(a >= 0) || !(x >= 0) || (a == 0 && x == 0) || (std::isinf(a) && std::isinf(x)))
-    return NAN;
+  if (!(a >= 0) || !(x >= 0) || (a == 0 && x == 0) || (std::isinf(a) && std::isinf(x))) return NAN;
   double p;
   if (a == 0 || std::isinf(x)) {
     p = 1;
