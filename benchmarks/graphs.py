@@ -5,7 +5,9 @@
 - the LoRA training step of examples/lora_finetune.py (forward, backward, gradient clipping,
   AdamW) captured whole (goal on the host driver: >= 2x accel eager, and at or under CPU
   eager's step time), with the example's defaults (batch 16 x 32 tokens) and with the
-  smaller batch of the issue's measurement (4 x 64).
+  smaller batch of the issue's measurement (4 x 64); and the same step with the model and
+  AdamW's step compiled by torch.compile (default mode) and then captured, which replays
+  Inductor's fused kernels instead of eager's.
 
     python benchmarks/graphs.py [--out DIR] [--steps N] [--ops N]
 """
@@ -70,7 +72,7 @@ def bench_chain(ops: int) -> dict:
     }
 
 
-def lora_setup(device, capturable, argv=()):
+def lora_setup(device, capturable, argv=(), compiled=False):
     args = lf.parse_args(list(argv))
     tokenizer, data = lf.permutation_task(args.seq_len, 8 * args.batch_size, args.seed)
     torch.manual_seed(0)
@@ -79,12 +81,16 @@ def lora_setup(device, capturable, argv=()):
     opt = torch.optim.AdamW(params, lr=args.lr, capturable=capturable)
     batches = [data[i * args.batch_size : (i + 1) * args.batch_size] for i in range(8)]
     static = batches[0].to(device)
+    forward = lambda ids: model(input_ids=ids, labels=ids).loss  # noqa: E731
+    opt_step = opt.step
+    if compiled:
+        forward, opt_step = torch.compile(forward), torch.compile(opt.step)
 
     def step():
-        loss = model(input_ids=static, labels=static).loss
+        loss = forward(static)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        opt_step()
         opt.zero_grad(set_to_none=False)  # the graph keeps the gradient buffers
         return loss
 
@@ -97,15 +103,18 @@ def bench_lora(steps: int, argv=()) -> dict:
     cpu_step, cpu_static, batches = lora_setup("cpu", False, argv)
     eager_step, eager_static, _ = lora_setup("accel", False, argv)
     graph_step, graph_static, _ = lora_setup("accel", True, argv)
+    compiled_step, compiled_static, _ = lora_setup("accel", True, argv, compiled=True)
     for _ in range(3):
         cpu_step()
         eager_step()
     g, loss = capture(graph_step)
+    gc, _ = capture(compiled_step)  # the capture's warm-up step compiles
     sync = torch.accel.synchronize
     runs = {
         "cpu": (cpu_step, cpu_static, lambda: None),
         "eager": (eager_step, eager_static, sync),
         "graph": (g.replay, graph_static, sync),
+        "compiled_graph": (gc.replay, compiled_static, sync),
     }
     fed = {name: 0 for name in runs}
 
@@ -133,15 +142,18 @@ def bench_lora(steps: int, argv=()) -> dict:
             t0 = time.perf_counter()
             steps_by_name[name]()
             turns[name].append(time.perf_counter() - t0)
-    t_cpu, t_eager, t_graph = (blocks[n] for n in ("cpu", "eager", "graph"))
-    u_cpu, u_eager, u_graph = (statistics.median(turns[n]) for n in ("cpu", "eager", "graph"))
+    names = ("cpu", "eager", "graph", "compiled_graph")
+    t_cpu, t_eager, t_graph, t_cgraph = (blocks[n] for n in names)
+    u_cpu, u_eager, u_graph, u_cgraph = (statistics.median(turns[n]) for n in names)
     tokens = graph_static.numel()
     print(
         f"LoRA step {' '.join(argv) or '(defaults)'}: cpu eager {t_cpu * 1e3:.1f} ms, "
         f"accel eager {t_eager * 1e3:.1f} ms, "
         f"accel graph {t_graph * 1e3:.1f} ms: graph {t_eager / t_graph:.2f}x accel eager, "
         f"{t_cpu / t_graph:.2f}x cpu eager; in turns {u_eager / u_graph:.2f}x / "
-        f"{u_cpu / u_graph:.2f}x (loss {loss.item():.3f})"
+        f"{u_cpu / u_graph:.2f}x (loss {loss.item():.3f}); compiled graph "
+        f"{t_cgraph * 1e3:.1f} ms: {t_eager / t_cgraph:.2f}x accel eager, in turns "
+        f"{u_eager / u_cgraph:.2f}x"
     )
     return {
         "config": " ".join(argv) or "examples/lora_finetune.py defaults",
@@ -150,12 +162,17 @@ def bench_lora(steps: int, argv=()) -> dict:
         "accel_graph_ms": t_graph * 1e3,
         "graph_speedup_vs_accel_eager": t_eager / t_graph,
         "graph_speedup_vs_cpu_eager": t_cpu / t_graph,
+        "accel_compiled_graph_ms": t_cgraph * 1e3,
+        "compiled_graph_speedup_vs_accel_eager": t_eager / t_cgraph,
+        "compiled_graph_speedup_vs_cpu_eager": t_cpu / t_cgraph,
         "in_turns": {
             "cpu_eager_ms": u_cpu * 1e3,
             "accel_eager_ms": u_eager * 1e3,
             "accel_graph_ms": u_graph * 1e3,
+            "accel_compiled_graph_ms": u_cgraph * 1e3,
             "graph_speedup_vs_accel_eager": u_eager / u_graph,
             "graph_speedup_vs_cpu_eager": u_cpu / u_graph,
+            "compiled_graph_speedup_vs_accel_eager": u_eager / u_cgraph,
         },
         "tokens_per_step": tokens,
         "accel_graph_tokens_per_s": tokens / t_graph,

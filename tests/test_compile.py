@@ -140,7 +140,8 @@ def test_pointwise_chain_is_one_fused_kernel(wrapper):
 @WRAPPERS
 def test_kernel_waits_for_earlier_work_on_the_stream(wrapper):
     # x * 3 and the additions are native asynchronous launches on the current stream; the
-    # compiled kernel must see their results, also on a side stream.
+    # compiled kernel must see their results, also on a side stream (which the reader then
+    # waits for, as with CUDA streams: the kernel is itself a launch on that stream).
     compiled = torch.compile(_chain)
     x, y = torch.randn(1 << 20), torch.randn(1 << 20)
     for stream in [None, torch.accel.Stream()]:
@@ -150,6 +151,8 @@ def test_kernel_waits_for_earlier_work_on_the_stream(wrapper):
                 xa = xa * 3
                 ya = ya + 1
             out = compiled(xa, ya)
+        if stream is not None:
+            torch.accel.current_stream().wait_stream(stream)
         torch.testing.assert_close(out.cpu(), _chain(x * 27, y + 3), rtol=1e-4, atol=1e-4)
 
 
@@ -175,7 +178,9 @@ def test_protect_mode_kernels_do_not_fault(wrapper):
 @WRAPPERS
 def test_device_error_before_a_kernel_is_raised_by_the_compiled_call(wrapper):
     # An earlier launch failed on the stream (nll_loss's device-side bounds check, a sticky
-    # error as with CUDA); the compiled function's kernel waits for the stream and raises it.
+    # error as with CUDA); the compiled call raises it, at the latest when its result is read
+    # (the Python wrapper's kernels are stream launches, as eager ones; cpp_wrapper's kernels
+    # wait for the stream, and raise at the call). Then the device works again.
     r = run_python(
         "import torch, torch_accel, torch._inductor.config as c\n"
         f"c.fx_graph_cache = False; c.cpp_wrapper = {wrapper == 'cpp'}\n"
@@ -184,9 +189,10 @@ def test_device_error_before_a_kernel_is_raised_by_the_compiled_call(wrapper):
         "assert torch.allclose(f(x).cpu(), (x.cpu() * 2 + 1).sin())\n"
         "torch.nn.functional.nll_loss(x, torch.tensor([0, 1, 7, 2], device='accel'))\n"
         "try:\n"
-        "    f(x)\n"
+        "    f(x).cpu()\n"
         "except RuntimeError as e:\n"
-        "    print('RAISED', e)\n",
+        "    print('RAISED', e)\n"
+        "assert torch.allclose(f(x).cpu(), (x.cpu() * 2 + 1).sin())\n",
         timeout=170,
     )
     assert r.returncode == 0, r.stderr[-3000:]

@@ -476,6 +476,53 @@ def test_a_whole_training_step_with_adamw_captures_and_matches_eager():
         torch.testing.assert_close(p.detach().cpu(), p_ref.detach(), rtol=1e-4, atol=1e-5)
 
 
+def test_a_compiled_training_step_captures_and_matches_eager():
+    # torch.compile's C++ kernels are stream launches on the host driver (not host syncs), so a
+    # compiled forward, backward and AdamW step record into a graph like eager kernels. The
+    # compiled call raises no sync warning either.
+    ref = _mlp(2)
+    model = _mlp(2).to("accel")
+    opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-2)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, capturable=True)
+    data = [torch.randn(8, 16, generator=torch.Generator().manual_seed(i)) for i in range(5)]
+    static_x = data[0].to("accel")
+    torch._dynamo.reset()
+    forward = torch.compile(lambda x: model(x).square().mean())
+    opt_step = torch.compile(opt.step)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        forward(static_x).backward()
+        opt_step()
+
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        side = accel.Stream()
+        side.wait_stream(accel.current_stream())
+        with accel.stream(side):
+            step()  # compiles, and warms up the optimizer state
+            accel.set_sync_debug_mode("error")
+            try:
+                step()  # compiled, it neither drains the stream nor runs on the caller
+            finally:
+                accel.set_sync_debug_mode(0)
+        accel.current_stream().wait_stream(side)
+        g = accel.Graph()
+        with accel.graph(g):
+            step()
+    for _ in range(2):  # the two warm-up steps, on data[0]
+        opt_ref.zero_grad()
+        ref(data[0]).square().mean().backward()
+        opt_ref.step()
+    for x in data[1:]:
+        static_x.copy_(x)
+        g.replay()
+        opt_ref.zero_grad()
+        ref(x).square().mean().backward()
+        opt_ref.step()
+    for p_ref, p in zip(ref.parameters(), model.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), p_ref.detach(), rtol=1e-4, atol=1e-5)
+
+
 def test_reduce_overhead_compile_says_it_runs_without_graphs_and_gives_eager_results():
     from torch_accel._inductor import graph_trees
 

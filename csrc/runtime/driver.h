@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -118,6 +119,13 @@ class Driver {
   virtual int streamPriority(Stream stream) = 0;
   // Runs fn(user_data) on the stream, in order with the stream's other work.
   virtual Error launchHostFunc(Stream stream, HostFn fn, void* user_data) = 0;
+  // Runs `task` on the stream as a kernel of host code (a torch.compile C++ kernel on the
+  // host driver): in order with the stream's other work, with device access held; the stream
+  // owns it, and a capture keeps it for every replay. What it throws becomes the stream's
+  // error. NotSupported where device memory is not host memory (CUDA).
+  virtual Error launchHostTask(Stream stream, std::function<void()> task) {
+    return Error::NotSupported;
+  }
   // The native handle a kernel build launches on (the host Stream itself, or cudaStream_t).
   virtual void* nativeStream(Stream stream) = 0;
   // The Stream for a native handle made elsewhere (torch.accel.ExternalStream): one of the

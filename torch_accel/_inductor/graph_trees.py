@@ -1,10 +1,10 @@
 """``torch.compile(mode="reduce-overhead")`` on accel: Inductor's CUDA graph trees are built
-on torch.cuda (its graphs, allocator and streams), so they cannot replay accel work; and the
-host driver runs compiled kernels on the calling thread, where no capture can record them.
-Inductor already declines graph trees for any device but "cuda"; this makes it say so in one
-clear line (its own skip message is off by default and calls accel "multiple devices"), and
-the compiled code runs without graphs, with the same results. For graph replay on accel,
-capture eager code with ``torch.accel.graph``.
+on torch.cuda (its graphs, allocator and streams), so they cannot replay accel work. Inductor
+already declines graph trees for any device but "cuda"; this makes it say so in one clear line
+(its own skip message is off by default and calls accel "multiple devices"), and the compiled
+code runs without graphs, with the same results. For graph replay on accel, capture the step,
+eager or compiled with the default mode (its kernels are stream launches), with
+``torch.accel.graph``.
 """
 
 import warnings
@@ -12,7 +12,8 @@ import warnings
 MESSAGE = (
     "torch_accel: mode='reduce-overhead' compiles for accel without CUDA graphs "
     "(Inductor's graph trees serve torch.cuda only); the compiled code runs as with "
-    "mode='default'. Capture eager code with torch.accel.graph for graph replay."
+    "mode='default'. For graph replay, capture the step (eager, or compiled with the default "
+    "mode) with torch.accel.graph."
 )
 
 _warned = False

@@ -17,6 +17,7 @@
 #include "runtime/host/device_access.h"
 #include "runtime/host/event.h"
 #include "runtime/host/fault.h"
+#include "runtime/host/host_launch.h"
 #include "runtime/host/memory.h"
 #include "runtime/host/memory_copy.h"
 #include "runtime/host/stream.h"
@@ -223,6 +224,10 @@ class HostDriver final : public Driver {
   Error launchHostFunc(Stream stream, HostFn fn, void* user_data) override {
     if (stream == nullptr || fn == nullptr) return Error::InvalidValue;
     return stream->enqueue([fn, user_data] { fn(user_data); });
+  }
+
+  Error launchHostTask(Stream stream, std::function<void()> task) override {
+    return host::enqueue(stream, std::move(task));
   }
 
   void* nativeStream(Stream stream) override { return stream; }
