@@ -79,6 +79,36 @@ def test_unary_float(name, dtype):
     no_fallback()
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_and_cos_within_an_ulp_over_the_float_range(name):
+    # Float sin and cos take a vectorizing path up to |x| = 1.6e6 (kernels/vector_math.h) and
+    # the C library beyond it, for inf and for NaN; a run mixing both goes element by element.
+    g = torch.Generator().manual_seed(7)
+    parts = [
+        torch.empty(20000).uniform_(-10, 10, generator=g),
+        torch.empty(20000).uniform_(-1e4, 1e4, generator=g),
+        torch.empty(20000).uniform_(1.5e6, 1.7e6, generator=g),  # across the limit
+        torch.tensor([0.0, -0.0, 1e10, -3e20, 1e38, float("inf"), -float("inf"), float("nan")]),
+        torch.arange(-64, 65) * (torch.pi / 4),  # near the quadrant edges
+    ]
+    x = torch.cat(parts)
+    fn = getattr(torch, name)
+    got = fn(x.to("accel")).cpu()
+    exact = fn(x.double())
+    # Within an ulp of 1 of the exact value (the outputs lie in [-1, 1]); CPU's alike.
+    torch.testing.assert_close(got.double(), exact, rtol=0, atol=1.2e-7, equal_nan=True)
+    torch.testing.assert_close(got, fn(x), rtol=0, atol=2.4e-7, equal_nan=True)
+    assert torch.equal(got[60000:60002].signbit(), fn(x[60000:60002]).signbit())  # sin(-0): -0
+    # In place on a transposed view, half and bfloat16 (computed in float), and a short
+    # contiguous run of only fast elements.
+    a = x[:20000].view(100, 200).to("accel")
+    getattr(a.t(), name + "_")()
+    torch.testing.assert_close(a.cpu(), fn(x[:20000].view(100, 200)), rtol=0, atol=2.4e-7)
+    for dtype in (torch.float16, torch.bfloat16):
+        close(fn(x[:40000].to(dtype).to("accel")), fn(x[:40000].to(dtype)), dtype)
+    no_fallback()
+
+
 # The floating unary ops beyond UNARY_FLOAT, each on inputs inside its domain (low, high):
 # the inverse trigonometric and hyperbolic functions, gamma functions, Bessel functions and
 # their kin. NO_REDUCED: CPU has them in float and double only (their half and bfloat16

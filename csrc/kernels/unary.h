@@ -147,8 +147,27 @@ ACCEL_UNARY_FUNCTOR(Log2Fn, std::log2(x))
 ACCEL_UNARY_FUNCTOR(SqrtFn, std::sqrt(x))
 ACCEL_UNARY_FUNCTOR(RsqrtFn, T(1) / std::sqrt(x))
 ACCEL_UNARY_FUNCTOR(ReciprocalFn, T(1) / x)
-ACCEL_UNARY_FUNCTOR(SinFn, std::sin(x))
-ACCEL_UNARY_FUNCTOR(CosFn, std::cos(x))
+// sin and cos: for float (and half / bfloat16, computed in float) vsincos where trigFast, the
+// library beyond. fast / isFast let the host executor run a whole run through the vectorizing
+// path when every element takes it (executor.h: HasFastPath).
+template <class T, bool Cos>
+struct SinCosFn {
+  using compute_t = T;
+  ACCEL_HD T library(T x) const { return Cos ? std::cos(x) : std::sin(x); }
+  ACCEL_HD bool isFast(T x) const {
+    if constexpr (std::is_same_v<T, float>) return trigFast(x);
+    return false;
+  }
+  ACCEL_HD T fast(T x) const {
+    if constexpr (std::is_same_v<T, float>) return vsincos<Cos>(x);
+    return library(x);
+  }
+  ACCEL_HD T operator()(T x) const { return isFast(x) ? fast(x) : library(x); }
+};
+template <class T>
+using SinFn = SinCosFn<T, false>;
+template <class T>
+using CosFn = SinCosFn<T, true>;
 ACCEL_UNARY_FUNCTOR(TanhFn, vtanh(x))
 ACCEL_UNARY_FUNCTOR(SinhFn, std::sinh(x))
 ACCEL_UNARY_FUNCTOR(CoshFn, std::cosh(x))

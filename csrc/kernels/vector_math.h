@@ -1,9 +1,10 @@
 // vexp, verf and vtanh: for float, from + - * / and bit operations only, with selects instead
 // of branches, so that the host's loops over them vectorize (expf, erff and tanhf are library
-// calls that do not); for double, the library's. Written once for both drivers. Accuracy
+// calls that do not); for double, the library's. vsin / vcos likewise for float arguments up to
+// kTrigFastLimit (trigFast), evaluated in double. Written once for both drivers. Accuracy
 // against the correctly rounded value over the float range (tests/cpp/kernels_vector_math.cpp):
-// exp within 1 ulp (denormal results included), erf and tanh within 1.5 ulp; NaN stays NaN and
-// the infinities map as the library's do.
+// exp within 1 ulp (denormal results included), erf and tanh within 1.5 ulp, sin and cos within
+// 1 ulp; NaN stays NaN and the infinities map as the library's do.
 #pragma once
 
 #include <math.h>
@@ -97,5 +98,49 @@ ACCEL_HD inline float vtanh(float x) {
 ACCEL_HD inline double vexp(double x) { return exp(x); }
 ACCEL_HD inline double verf(double x) { return erf(x); }
 ACCEL_HD inline double vtanh(double x) { return tanh(x); }
+
+// sin and cos of a float in double: x = n pi/2 + r with n = rint(x 2/pi) and pi/2 in two parts,
+// the first of 33 bits (n * kPio2Hi is exact for |n| < 2^20), so |r| <= pi/4 to within 1e-19;
+// then Taylor polynomials of r to degree 13 and 14 (truncation under 3e-14) and the quadrant
+// n mod 4 by selects. Beyond kTrigFastLimit the reduction needs more of pi than two doubles
+// hold: trigFast is false there (and for inf and NaN), and callers use the library.
+constexpr float kTrigFastLimit = 1.6e6f;
+
+ACCEL_HD inline bool trigFast(float x) { return x <= kTrigFastLimit && x >= -kTrigFastLimit; }
+
+template <bool Cos>
+ACCEL_HD inline float vsincos(float x) {
+  constexpr double kShift = 6755399441055744.0;      // 1.5 * 2^52: adding it rounds to an integer
+  constexpr double kPio2Hi = 1.5707963267341256;     // pi/2 to 33 bits
+  constexpr double kPio2Lo = 6.077100506506192e-11;  // pi/2 - kPio2Hi
+  const double xd = x;
+  const double t = xd * 0.6366197723675814 + kShift;
+  const double n = t - kShift;
+  const double r = (xd - n * kPio2Hi) - n * kPio2Lo;
+  const double r2 = r * r;
+  double s = 1.0 / 6227020800;  // 1/13!
+  s = s * r2 - 1.0 / 39916800;
+  s = s * r2 + 1.0 / 362880;
+  s = s * r2 - 1.0 / 5040;
+  s = s * r2 + 1.0 / 120;
+  s = s * r2 - 1.0 / 6;
+  s = r + r * r2 * s;
+  double c = -1.0 / 87178291200;  // -1/14!
+  c = c * r2 + 1.0 / 479001600;
+  c = c * r2 - 1.0 / 3628800;
+  c = c * r2 + 1.0 / 40320;
+  c = c * r2 - 1.0 / 720;
+  c = c * r2 + 1.0 / 24;
+  c = c * r2 - 0.5;
+  c = 1.0 + r2 * c;
+  // n from t's low mantissa bits (t = kShift + n exactly); cos(x) = sin(x + pi/2).
+  int64_t tb, sb;
+  memcpy(&tb, &t, sizeof tb);
+  memcpy(&sb, &kShift, sizeof sb);
+  const int64_t q = (tb - sb + (Cos ? 1 : 0)) & 3;
+  const double v = (q & 1) ? c : s;
+  const float result = static_cast<float>((q & 2) ? -v : v);
+  return Cos || x != 0.0f ? result : x;  // sin(-0) is -0
+}
 
 }  // namespace accel::kernels

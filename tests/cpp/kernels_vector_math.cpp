@@ -1,5 +1,5 @@
-// vexp, verf and vtanh (vector_math.h) against the C library in double, over every 997th float
-// of the range where each is not constant: within the ulps the header states, the special
+// vexp, verf, vtanh and vsincos (vector_math.h) against the C library in double, over every 997th
+// float of the range where each is not constant: within the ulps the header states, the special
 // values as the library's.
 #include <gtest/gtest.h>
 
@@ -74,6 +74,21 @@ TEST(VectorMath, TanhWithinOneAndAHalfUlp) {
   EXPECT_EQ(vtanh(100.0f), 1.0f);
   EXPECT_EQ(vtanh(-INFINITY), -1.0f);
   EXPECT_TRUE(std::isnan(vtanh(NAN)));
+}
+
+TEST(VectorMath, SinAndCosWithinOneUlpUpToTheFastLimit) {
+  const float limit = kTrigFastLimit;
+  const auto sin_ref = [](double x) { return std::sin(x); };
+  const auto cos_ref = [](double x) { return std::cos(x); };
+  EXPECT_LE(maxUlps([](float x) { return vsincos<false>(x); }, sin_ref, -limit, limit), 1.0);
+  EXPECT_LE(maxUlps([](float x) { return vsincos<true>(x); }, cos_ref, -limit, limit), 1.0);
+  EXPECT_EQ(vsincos<false>(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(vsincos<false>(-0.0f)));
+  EXPECT_EQ(vsincos<true>(0.0f), 1.0f);
+  // Beyond the limit, and for inf and NaN, callers take the library's.
+  EXPECT_TRUE(trigFast(limit) && trigFast(-limit));
+  EXPECT_FALSE(trigFast(std::nextafter(limit, INFINITY)));
+  EXPECT_FALSE(trigFast(INFINITY) || trigFast(-INFINITY) || trigFast(NAN));
 }
 
 }  // namespace

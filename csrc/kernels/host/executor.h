@@ -37,11 +37,31 @@ rt::Error launch(rt::Stream stream, int64_t numel, W&& work) {
   return rt::host::enqueue(stream, std::forward<W>(work));
 }
 
+// A functor whose operator() branches to a library call for some inputs (sin, cos) offers its
+// branch-free part too: `T fast(T...)`, right where `bool isFast(T...)` holds.
+template <class F, class = void>
+struct HasFastPath : std::false_type {};
+template <class F>
+struct HasFastPath<F, std::void_t<decltype(std::declval<const F&>().isFast(
+                          std::declval<typename F::compute_t>()))>> : std::true_type {};
+
 // Raw pointers and a by-value functor, so the compiler can keep alpha in a register and
-// vectorize (stores through `out` cannot then alias the functor or the descriptor).
+// vectorize (stores through `out` cannot then alias the functor or the descriptor). A functor
+// with a fast path takes it for the whole run when a read-only pass finds every element
+// eligible (a branch to a library call would keep the loop from vectorizing); otherwise the
+// run goes element by element.
 template <class F, class Out, class... In>
 __attribute__((always_inline)) inline void denseLoop(const F f, int64_t n, Out* out,
                                                      const In*... in) {
+  if constexpr (HasFastPath<F>::value) {
+    using T = typename F::compute_t;
+    int eligible = 1;
+    for (int64_t i = 0; i < n; ++i) eligible &= f.isFast(castTo<T>(in[i])...) ? 1 : 0;
+    if (eligible) {
+      for (int64_t i = 0; i < n; ++i) out[i] = castTo<Out>(f.fast(castTo<T>(in[i])...));
+      return;
+    }
+  }
   for (int64_t i = 0; i < n; ++i) contiguousAt(f, i, out, in...);
 }
 
