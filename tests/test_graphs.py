@@ -441,75 +441,46 @@ def test_make_graphed_callables_matches_eager_forward_and_backward():
     )
 
 
-def test_a_whole_training_step_with_adamw_captures_and_matches_eager():
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_a_whole_training_step_with_adamw_captures_and_matches_eager(compiled):
+    # Compiled: torch.compile's C++ kernels are stream launches on the host driver (not host
+    # syncs), so a compiled forward, backward and AdamW step record into a graph like eager
+    # kernels, and the compiled call passes the sync debug mode's "error".
     ref = _mlp(1)
     model = _mlp(1).to("accel")
     opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-2)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, capturable=True)
     data = [torch.randn(8, 16, generator=torch.Generator().manual_seed(i)) for i in range(6)]
     static_x = data[0].to("accel")
-
-    def step():
-        opt.zero_grad(set_to_none=False)
-        model(static_x).square().mean().backward()
-        opt.step()
-
-    # Warm up on a side stream (optimizer state, autograd buffers), as with CUDA graphs.
-    side = accel.Stream()
-    side.wait_stream(accel.current_stream())
-    with accel.stream(side):
-        step()
-    accel.current_stream().wait_stream(side)
-    g = accel.Graph()
-    with accel.graph(g):
-        step()
-    opt_ref.zero_grad()
-    ref(data[0]).square().mean().backward()
-    opt_ref.step()  # the warm-up step
-    for x in data[1:]:
-        static_x.copy_(x)
-        g.replay()
-        opt_ref.zero_grad()
-        ref(x).square().mean().backward()
-        opt_ref.step()
-    for p_ref, p in zip(ref.parameters(), model.parameters()):
-        torch.testing.assert_close(p.detach().cpu(), p_ref.detach(), rtol=1e-4, atol=1e-5)
-
-
-def test_a_compiled_training_step_captures_and_matches_eager():
-    # torch.compile's C++ kernels are stream launches on the host driver (not host syncs), so a
-    # compiled forward, backward and AdamW step record into a graph like eager kernels. The
-    # compiled call raises no sync warning either.
-    ref = _mlp(2)
-    model = _mlp(2).to("accel")
-    opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-2)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, capturable=True)
-    data = [torch.randn(8, 16, generator=torch.Generator().manual_seed(i)) for i in range(5)]
-    static_x = data[0].to("accel")
-    torch._dynamo.reset()
-    forward = torch.compile(lambda x: model(x).square().mean())
-    opt_step = torch.compile(opt.step)
+    forward, opt_step = (lambda x: model(x).square().mean()), opt.step
+    if compiled:
+        torch._dynamo.reset()
+        forward, opt_step = torch.compile(forward), torch.compile(opt_step)
 
     def step():
         opt.zero_grad(set_to_none=False)
         forward(static_x).backward()
         opt_step()
 
+    warmups = 2 if compiled else 1
     with torch._inductor.config.patch(fx_graph_cache=False):
+        # Warm up on a side stream (optimizer state, autograd buffers, compilation), as with
+        # CUDA graphs.
         side = accel.Stream()
         side.wait_stream(accel.current_stream())
         with accel.stream(side):
-            step()  # compiles, and warms up the optimizer state
-            accel.set_sync_debug_mode("error")
-            try:
-                step()  # compiled, it neither drains the stream nor runs on the caller
-            finally:
-                accel.set_sync_debug_mode(0)
+            step()
+            if compiled:
+                accel.set_sync_debug_mode("error")
+                try:
+                    step()  # neither drains the stream nor runs on the caller
+                finally:
+                    accel.set_sync_debug_mode(0)
         accel.current_stream().wait_stream(side)
         g = accel.Graph()
         with accel.graph(g):
             step()
-    for _ in range(2):  # the two warm-up steps, on data[0]
+    for _ in range(warmups):  # the warm-up steps, on data[0]
         opt_ref.zero_grad()
         ref(data[0]).square().mean().backward()
         opt_ref.step()
