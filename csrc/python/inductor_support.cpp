@@ -99,8 +99,9 @@ const HostLaunch& hostLaunchOf(const py::object& kernel) {
   return it->second.launch;
 }
 
-// The arguments as slots; false when one cannot travel (a tensor of another device: a CPU
-// tensor, say AdamW's step count, may change on the host before the stream reads it).
+// The arguments as slots; false when one cannot travel: a tensor of another device (a CPU
+// tensor, say AdamW's step count, may change on the host before the stream reads it), or a raw
+// address (uintptr_t), whose memory nothing says is the device's.
 bool fillSlots(const HostLaunch& launch, const py::args& args, int device,
                std::vector<uint64_t>* slots) {
   if (args.size() != launch.signature.size()) return false;
@@ -116,7 +117,6 @@ bool fillSlots(const HostLaunch& launch, const py::args& args, int device,
         slot = reinterpret_cast<uint64_t>(t.data_ptr());
         break;
       }
-      case 'u':
       case 'i': {
         if (!PyLong_Check(arg)) return false;
         slot = static_cast<uint64_t>(py::cast<int64_t>(args[i]));
