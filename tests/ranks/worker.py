@@ -797,6 +797,26 @@ def ddp(check):
         for p, q in zip(model.module.parameters(), ref.parameters()):
             close(p, q, "allreduce hook")
 
+    @check("ddp_runtime_stats_from_accel_events")
+    def _():
+        # DDP's logging data times the forward, the backward and its communication with the
+        # device type's registered timer (events on the current stream); without one it has none.
+        model = train(DDP(mlp().to(DEVICE), device_ids=[LOCAL]), 3)
+        data = model._get_ddp_logging_data()
+        times = {
+            k: data.get(k, 0)
+            for k in (
+                "avg_forward_compute_time",
+                "avg_backward_compute_time",
+                "avg_backward_comm_time",
+            )
+        }
+        assert all(t > 0 for t in times.values()), data
+        # Device time of an iteration's parts, in ns: each within the whole run's wall time.
+        assert all(t < 60e9 for t in times.values()), times
+        overlap = data.get("avg_backward_compute_comm_overlap_time", 0)
+        assert 0 <= overlap <= times["avg_backward_comm_time"], data
+
     @check("ddp_bf16_compress_hook")
     def _():
         from torch_accel.distributed import bf16_compression_hook
