@@ -1046,3 +1046,85 @@ def test_nonzero_layout_matches_cpu(mask):
     out = torch.empty(0, dtype=torch.long, device="accel")
     torch.nonzero(mask.to("accel"), out=out)
     assert out.is_contiguous() and torch.equal(out.cpu(), want)
+
+
+COMPLEX = [torch.complex64, torch.complex128]
+
+
+def _on_both(x, fn):
+    """fn(t, device) on a copy of x on the CPU and on accel: (cpu result, accel result)."""
+    return fn(x.clone(), "cpu"), fn(x.to("accel"), "accel")
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_tensors_index_and_assign_natively_like_cpu(dtype):
+    # The element-moving ops take a complex tensor as its real view: each index moves both
+    # parts, and index_put_'s accumulation adds part to part (the complex sum).
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 5, 3, dtype=dtype, generator=g)
+    idx = torch.tensor([3, 0, 3])
+    mask = torch.rand(4, 5, generator=g) > 0.5
+    values = torch.randn(3, 5, 3, dtype=dtype, generator=g)
+    source = torch.randn(4, 2, 3, dtype=dtype, generator=g)
+    cases = {
+        "index": lambda t, d: t[idx.to(d)],
+        "index after a slice": lambda t, d: t[:, idx.to(d) % 5, 1:],
+        "two indices": lambda t, d: t[idx.to(d), idx.to(d) % 5],
+        "mask": lambda t, d: t[mask.to(d)],
+        "index_put_": lambda t, d: t.index_put_((torch.tensor([1, 2, 0]).to(d),), values.to(d)),
+        "index_put_ accumulate": lambda t, d: t.index_put_((idx.to(d),), values.to(d), True),
+        "setitem": lambda t, d: t.__setitem__((slice(None), idx.to(d) % 5), 3 - 1j) or t,
+        "masked_select": lambda t, d: t.masked_select(mask.unsqueeze(-1).to(d)),
+        "masked_scatter_": lambda t, d: t.masked_scatter_(mask.unsqueeze(-1).to(d), values.to(d)),
+        "index_copy": lambda t, d: t.index_copy(1, torch.tensor([4, 0]).to(d), source.to(d)),
+        "index_fill complex": lambda t, d: t.index_fill(2, torch.tensor([0, 2]).to(d), 2 - 5j),
+        "index_fill real": lambda t, d: t.index_fill(0, torch.tensor([1]).to(d), 7.0),
+        "index_fill tensor": lambda t, d: t.index_fill(
+            0, torch.tensor([1]).to(d), torch.tensor(1j, dtype=dtype).to(d)
+        ),
+        "masked_fill device value": lambda t, d: t.masked_fill(
+            mask.unsqueeze(-1).to(d), torch.tensor(2 + 3j, dtype=dtype).to(d)
+        ),
+        "masked_fill real device value": lambda t, d: t.masked_fill(
+            mask.unsqueeze(-1).to(d), torch.tensor(2.5).to(d)
+        ),
+        "triu": lambda t, d: t.triu(1),
+        "tril_": lambda t, d: t.tril_(-1),
+        "tril of a conjugate view": lambda t, d: t.conj().tril(),
+    }
+    torch_accel.reset_fallback_counts()
+    for name, fn in cases.items():
+        expected, got = _on_both(x, fn)
+        assert got.device.type == "accel" and got.dtype == dtype, name
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0, msg=name)
+    # The conjugate view's tril resolves on the fallback; every other case is native.
+    assert set(torch_accel.fallback_counts()) <= {"aten::tril"}, torch_accel.fallback_counts()
+
+
+def test_complex_indexing_refuses_indices_past_its_dimensions():
+    # The real view has one more dimension: an index must not reach the parts.
+    for device in ("cpu", "accel"):
+        x = torch.randn(3, dtype=torch.complex64, device=device)
+        with pytest.raises(IndexError, match="too many indices for tensor of dimension 1"):
+            x[0, 1]
+        with pytest.raises(IndexError, match="too many indices for tensor of dimension 1"):
+            x[torch.ones(3, 2, dtype=torch.bool, device=device)]
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[torch.tensor([5], device=device)]
+        x[torch.tensor([2], device=device)] = 1j  # the device stays usable
+        assert x[2].item() == 1j
+
+
+def test_complex_indexing_gradients_match_cpu():
+    # index's backward is index_put_ with accumulation: a repeated index sums both parts.
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(5, 4, dtype=torch.complex64, generator=g)
+    w = torch.randn(4, 4, dtype=torch.complex64, generator=g)
+    idx = torch.tensor([1, 3, 1, 0])
+    grads = []
+    for device in ("cpu", "accel"):
+        leaf = x.to(device).detach().requires_grad_()
+        picked = leaf[idx.to(device)].triu()
+        (picked * w.to(device)).abs().sum().backward()
+        grads.append(leaf.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)

@@ -1,10 +1,12 @@
-// Indexing ops: index_select, gather (complex too), scatter (src, value, add, multiply),
+// Indexing ops: index_select, gather, scatter (src, value, add, multiply),
 // scatter_reduce, index_add, index_reduce, embedding's backward and renorm, advanced indexing
 // (index.Tensor) and its assignment (_index_put_impl_). Each lays the destination, the source and
 // the indices over one iteration shape (the indexed dimensions of the indexed operand restrided to
 // 0) and calls the indexing kernel, after checking the index values on the device (see
 // checkIndexRange for the price and the reason). masked_select and masked_scatter_ are made of
-// these.
+// these. The ops that only move elements (gathers, copies, fills, advanced indexing) take a
+// complex tensor as its real view, so each index moves both parts; index_put_'s accumulation
+// then adds part to part, which is the complex sum.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorOperators.h>
@@ -429,8 +431,9 @@ struct IndexReduce {
 };
 
 struct IndexCopy {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&) {
-    return nativeSelf(self);
+    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
   }
   static at::Tensor compute(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                             const at::Tensor& source_, const Output& out) {
@@ -453,6 +456,10 @@ struct IndexCopy {
     }
     if (index.numel() == 0 || source.numel() == 0) return out.finish(result);
     checkIndexRange(index, self.size(dim), false, dim, "index_copy_(): index out of bounds", true);
+    if (self.is_complex()) {  // each index copies both parts of a slice
+      self = at::view_as_real(self);
+      source = realView(source);
+    }
     auto d = makeIndexDesc(
         source.sizes(), {{self, stridesWithout(self, dim)}, {source, source.strides().vec()}},
         {{index, alongDim(index, self.dim(), dim)}}, {self.size(dim)}, {self.stride(dim)}, 0);
@@ -463,8 +470,9 @@ struct IndexCopy {
 
 // self.index_fill_(dim, index, value): every slice index[i] along dim becomes value.
 struct IndexFill {
+  static constexpr bool kComplex = true;
   static bool native(at::Tensor& self, int64_t, const at::Tensor&, const c10::Scalar& value) {
-    return nativeSelf(self) && !value.isComplex();
+    return (nativeSelf(self) && !value.isComplex()) || (movesComplex(self) && !self.is_conj());
   }
   static at::Tensor& compute(at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                              const c10::Scalar& value) {
@@ -473,6 +481,15 @@ struct IndexFill {
     at::Tensor self = atLeast1d(self_), index = onDevice(index_, self_);
     if (index.numel() == 0 || self.numel() == 0) return self_;
     checkIndexRange(index, self.size(dim), true, dim, nullptr, true);
+    if (self.is_complex()) {  // each part takes its part of the value
+      const c10::complex<double> z = value.toComplexDouble();
+      at::Tensor parts = at::view_as_real(self);
+      at::Tensor re = parts.select(-1, 0), im = parts.select(-1, 1);
+      IndicesInRange checked;
+      compute(re, dim, index, z.real());
+      compute(im, dim, index, z.imag());
+      return self_;
+    }
     auto shape = self.sizes().vec();
     shape[dim] = index.numel();
     auto d = makeIndexDesc(shape, {{self, stridesWithout(self, dim)}},
@@ -485,8 +502,9 @@ struct IndexFill {
 
 // A 0-dim value tensor is read on the host, as CUDA does.
 struct IndexFillTensor {
-  static bool native(at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor& value) {
-    return nativeSelf(self) && value.dim() == 0 && !value.is_complex();
+  static constexpr bool kComplex = true;
+  static bool native(at::Tensor& self, int64_t, const at::Tensor& index, const at::Tensor& value) {
+    return value.dim() == 0 && IndexFill::native(self, 0, index, value.item());
   }
   static at::Tensor& compute(at::Tensor& self, int64_t dim, const at::Tensor& index,
                              const at::Tensor& value) {
@@ -622,26 +640,50 @@ kernels::IndexDesc advancedDesc(const Advanced& a, const at::Tensor& other, bool
 
 using IndexList = c10::List<std::optional<at::Tensor>>;
 
+// A complex self is indexed as its real view: the indices pick leading dimensions, so each
+// picks both parts.
 bool nativeIndices(const at::Tensor& self, const IndexList& indices) {
-  return nativeSelf(self) && indices.size() <= static_cast<size_t>(kernels::kMaxIndexTensors);
+  return (nativeSelf(self) || (movesComplex(self) && !self.is_conj())) &&
+         indices.size() <= static_cast<size_t>(kernels::kMaxIndexTensors);
+}
+
+// The real view of a complex self has one more dimension, which no index may reach.
+void checkComplexIndexDims(const at::Tensor& self, const IndexList& indices) {
+  int64_t consumed = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> index = indices.get(i);
+    const bool mask = index && index->defined() &&
+                      (index->scalar_type() == at::kBool || index->scalar_type() == at::kByte);
+    consumed += mask ? index->dim() : 1;
+  }
+  TORCH_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim(),
+                    " (got ", consumed, ")");
 }
 
 // self[indices] into the result of `out`; the kernel also reads `reads`.
 at::Tensor indexInto(const at::Tensor& self, const IndexList& indices, const Output& out,
                      std::initializer_list<at::TensorBase> reads) {
-  Advanced a = advancedIndex(self, indices);
-  at::Tensor result = out.allocate(a.shape, self.options(), Output::DTypeRule::Exact,
+  const bool complex = self.is_complex();
+  if (complex) checkComplexIndexDims(self, indices);
+  Advanced a = advancedIndex(complex ? realView(self) : self, indices);
+  std::vector<int64_t> shape = a.shape;
+  if (complex) shape.pop_back();  // the parts' dimension
+  at::Tensor result = out.allocate(shape, self.options(), Output::DTypeRule::Exact,
                                    /*contiguous=*/true);
   out.checkNoOverlap(reads);
   for (size_t i = 0; i < indices.size(); ++i) {
     const std::optional<at::Tensor> index = indices.get(i);
     if (index && index->defined()) out.checkNoOverlap({*index});
   }
-  if (result.numel() > 0) launch(advancedDesc(a, result, false), IndexMode::Copy, 0, result);
+  if (result.numel() > 0) {
+    launch(advancedDesc(a, complex ? at::view_as_real(result) : result, false), IndexMode::Copy, 0,
+           result);
+  }
   return out.finish(result);
 }
 
 struct Index {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const IndexList& indices) {
     return nativeIndices(self, indices);
   }
@@ -651,9 +693,10 @@ struct Index {
 };
 
 struct IndexPut {
+  static constexpr bool kComplex = true;
   static bool native(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool,
                      bool) {
-    return nativeIndices(self, indices) && nativeSelf(values);
+    return nativeIndices(self, indices) && (nativeSelf(values) || movesComplex(values));
   }
   static at::Tensor& compute(at::Tensor& self, const IndexList& indices, const at::Tensor& values_,
                              bool accumulate, bool unsafe) {
@@ -661,14 +704,20 @@ struct IndexPut {
                       "Index put requires the source and destination dtypes match, got ",
                       self.scalar_type(), " for the destination and ", values_.scalar_type(),
                       " for the source.");
-    Advanced a = advancedIndex(self, indices);
+    // A complex self takes its values as real views: an accumulation adds part to part.
+    const bool complex = self.is_complex();
+    if (complex) checkComplexIndexDims(self, indices);
+    Advanced a = advancedIndex(complex ? at::view_as_real(self) : self, indices);
+    std::vector<int64_t> shape = a.shape;
+    if (complex) shape.pop_back();
     at::Tensor values = onDevice(values_, self);
-    TORCH_CHECK(at::is_expandable_to(values.sizes(), a.shape),
+    TORCH_CHECK(at::is_expandable_to(values.sizes(), shape),
                 "shape mismatch: value tensor of shape ", values.sizes(),
-                " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(a.shape));
-    values = values.expand(a.shape);
+                " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(shape));
+    values = values.expand(shape);
     // Values that share memory with self are read before any write lands.
     if (values.numel() > 0 && values.is_alias_of(self)) values = values.clone();
+    if (complex) values = realView(values);
     launch(advancedDesc(a, values, true), accumulate ? IndexMode::Add : IndexMode::Copy, 1, self);
     return self;
   }
@@ -676,7 +725,10 @@ struct IndexPut {
 
 // masked_select: self[mask] after broadcasting the two together.
 struct MaskedSelect {
-  static bool native(const at::Tensor& self, const at::Tensor&) { return nativeSelf(self); }
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& self, const at::Tensor&) {
+    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
+  }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mask, const Output& out) {
     TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
     const at::Tensor mask_here = onDevice(mask, self);
@@ -691,8 +743,9 @@ struct MaskedSelect {
 // source[(number of set elements up to i) - 1], read with index_select, whose bounds check
 // raises when source is too short.
 struct MaskedScatter {
+  static constexpr bool kComplex = true;
   static bool native(at::Tensor& self, const at::Tensor&, const at::Tensor& source) {
-    return nativeSelf(self) && source.device() == self.device();
+    return (nativeSelf(self) || movesComplex(self)) && source.device() == self.device();
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
     TORCH_CHECK(self.scalar_type() == source.scalar_type(),

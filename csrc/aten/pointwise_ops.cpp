@@ -106,7 +106,8 @@ struct MaskedFillScalar {
 struct MaskedFillTensor {
   static bool native(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
     return nativeAll({self, v}) ||
-           (isHostScalar(v) && MaskedFillScalar::native(self, mask, v.item()));
+           (isHostScalar(v) && MaskedFillScalar::native(self, mask, v.item())) ||
+           (complexFillable(self) && (kernelSupports(v.scalar_type()) || complexFillable(v)));
   }
   static at::Tensor& compute(at::Tensor& self, const at::Tensor& mask, const at::Tensor& v) {
     TORCH_CHECK(v.dim() == 0,
@@ -116,6 +117,16 @@ struct MaskedFillTensor {
     TORCH_CHECK(mask.scalar_type() == c10::kBool,
                 "masked_fill_ only supports boolean masks, but got mask with dtype ",
                 mask.scalar_type());
+    if (self.is_complex()) {  // each part takes its part of the value (a device tensor here)
+      at::Tensor re = at::real(self), im = at::imag(self);
+      compute(re, mask, v.is_complex() ? at::real(v) : v);
+      if (v.is_complex()) {
+        compute(im, mask, at::imag(v));
+      } else {
+        MaskedFillScalar::compute(im, mask, 0);
+      }
+      return self;
+    }
     ternary(TernaryOp::Where, mask.expand_as(self), v, self, self, self.scalar_type());
     return self;
   }

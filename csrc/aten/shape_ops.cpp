@@ -8,6 +8,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/ne.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -230,12 +231,26 @@ void triangle(const at::Tensor& out, const at::Tensor& self, int64_t diagonal, b
 
 template <bool Upper>
 struct Triangle {
-  static bool native(const at::Tensor& self, int64_t) { return kernelSupports(self.scalar_type()); }
+  static constexpr bool kComplex = true;
+  static bool native(const at::Tensor& self, int64_t) {
+    return kernelSupports(self.scalar_type()) ||
+           (kernelSupportsComplex(self.scalar_type()) && self.scalar_type() != at::kComplexHalf &&
+            !self.is_conj());
+  }
   static at::Tensor compute(const at::Tensor& self, int64_t diagonal, const Output& out) {
     at::Tensor result = out.allocate(self.sizes(), self.options(), Output::DTypeRule::Exact);
     // A result that partly overlaps self reads a copy of it.
     const bool partial = !result.is_same(self) && result.is_alias_of(self);
-    triangle(result, partial ? self.clone() : self, diagonal, Upper);
+    const at::Tensor source = partial ? self.clone() : self;
+    if (source.is_complex()) {  // the same triangle of each part (strided real views)
+      const at::Tensor from = at::view_as_real(source);
+      const at::Tensor to = at::view_as_real(result);
+      for (int64_t part = 0; part < 2; ++part) {
+        triangle(to.select(-1, part), from.select(-1, part), diagonal, Upper);
+      }
+    } else {
+      triangle(result, source, diagonal, Upper);
+    }
     return out.finish(result);
   }
 };
