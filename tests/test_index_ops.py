@@ -1059,13 +1059,14 @@ def _on_both(x, fn):
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_complex_tensors_index_and_assign_natively_like_cpu(dtype):
     # The element-moving ops take a complex tensor as its real view: each index moves both
-    # parts, and index_put_'s accumulation adds part to part (the complex sum).
+    # parts, and index_put_'s and scatter_add's accumulations add part to part (the complex sum).
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 5, 3, dtype=dtype, generator=g)
     idx = torch.tensor([3, 0, 3])
     mask = torch.rand(4, 5, generator=g) > 0.5
     values = torch.randn(3, 5, 3, dtype=dtype, generator=g)
     source = torch.randn(4, 2, 3, dtype=dtype, generator=g)
+    scatter_index = torch.randint(0, 4, (3, 5, 3), generator=g)
     cases = {
         "index": lambda t, d: t[idx.to(d)],
         "index after a slice": lambda t, d: t[:, idx.to(d) % 5, 1:],
@@ -1088,6 +1089,9 @@ def test_complex_tensors_index_and_assign_natively_like_cpu(dtype):
         "masked_fill real device value": lambda t, d: t.masked_fill(
             mask.unsqueeze(-1).to(d), torch.tensor(2.5).to(d)
         ),
+        "scatter": lambda t, d: t.scatter(0, scatter_index.to(d), values.to(d)),
+        "scatter_add": lambda t, d: t.scatter_add(0, scatter_index.to(d), values.to(d)),
+        "scatter value": lambda t, d: t.scatter(1, scatter_index[:, :2].to(d), 2 - 1j),
         "triu": lambda t, d: t.triu(1),
         "tril_": lambda t, d: t.tril_(-1),
         "tril of a conjugate view": lambda t, d: t.conj().tril(),

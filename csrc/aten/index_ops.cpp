@@ -127,20 +127,35 @@ void scatterInto(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
   if (index_.numel() == 0) return;
   at::Tensor self = atLeast1d(self_), index = atLeast1d(onDevice(index_, self_));
   checkIndexRange(index, self.size(dim), false, dim, nullptr, false);
-  std::vector<IndexOperand> ops{{self, stridesWithout(self, dim)}};
-  if (src_.defined()) {
-    at::Tensor src = atLeast1d(src_);
-    ops.push_back({src, src.strides().vec()});
+  std::vector<int64_t> shape = index.sizes().vec(), index_strides = index.strides().vec();
+  at::Tensor src = src_.defined() ? atLeast1d(src_) : at::Tensor();
+  if (self.is_complex()) {
+    if (mode == IndexMode::Fill) {  // each part takes its part of the value
+      const c10::complex<double> z = scalar.toComplexDouble();
+      const at::Tensor parts = at::view_as_real(self);
+      IndicesInRange checked;
+      scatterInto(parts.select(-1, 0), dim, index, src, mode, z.real(), name);
+      scatterInto(parts.select(-1, 1), dim, index, src, mode, z.imag(), name);
+      return;
+    }
+    // Copy and Add: each index moves (adds) both parts.
+    self = at::view_as_real(self);
+    src = realView(src);
+    shape.push_back(2);
+    index_strides.push_back(0);
   }
-  auto d = makeIndexDesc(index.sizes(), ops, {{index, index.strides().vec()}}, {self.size(dim)},
-                         {self.stride(dim)}, 0);
+  std::vector<IndexOperand> ops{{self, stridesWithout(self, dim)}};
+  if (src.defined()) ops.push_back({src, src.strides().vec()});
+  auto d =
+      makeIndexDesc(shape, ops, {{index, index_strides}}, {self.size(dim)}, {self.stride(dim)}, 0);
   launch(d, mode, scalar, self_);
 }
 
 template <IndexMode Mode>
 struct ScatterSrc {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&) {
-    return nativeSelf(self);
+    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src, const Output& out) {
@@ -152,8 +167,9 @@ struct ScatterSrc {
 };
 
 struct ScatterValue {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const c10::Scalar& value) {
-    return nativeSelf(self) && !value.isComplex();
+    return (nativeSelf(self) && !value.isComplex()) || (movesComplex(self) && !self.is_conj());
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const c10::Scalar& value, const Output& out) {
