@@ -57,6 +57,10 @@ from . import _transformers_bf16  # noqa: E402  TrainingArguments(bf16=True) on 
 
 _transformers_bf16.install()
 
+from . import _accelerate_launch  # noqa: E402  says when accelerate cannot distribute on accel
+
+_accelerate_launch.install()
+
 
 def _install_compile_hook():
     # torch.compile support registers itself lazily, when Dynamo/Inductor load (_inductor/).

@@ -13,10 +13,11 @@ in every module that holds it.
 """
 
 import functools
-import importlib.abc
 import sys
 
 import torch
+
+from ._after_import import after_import
 
 DEFINED_IN = "transformers.utils.import_utils"
 NAME = "is_torch_bf16_gpu_available"
@@ -39,35 +40,16 @@ def _wrap(original):
     return is_torch_bf16_gpu_available
 
 
-class _PatchOnLoad(importlib.abc.MetaPathFinder):
-    """Wraps the function in transformers.utils.import_utils right after that module runs."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != DEFINED_IN:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            setattr(module, NAME, _wrap(getattr(module, NAME)))
-
-        spec.loader.exec_module = exec_module
-        return spec
+def _wrap_in(module) -> None:
+    if hasattr(module, NAME):
+        setattr(module, NAME, _wrap(getattr(module, NAME)))
 
 
 def install() -> None:
     if DEFINED_IN not in sys.modules:
-        sys.meta_path.insert(0, _PatchOnLoad())
+        after_import(DEFINED_IN, _wrap_in)
         return
     for name in (DEFINED_IN, "transformers.utils", "transformers.training_args"):
         module = sys.modules.get(name)
-        if module is not None and hasattr(module, NAME):
-            setattr(module, NAME, _wrap(getattr(module, NAME)))
+        if module is not None:
+            _wrap_in(module)

@@ -56,6 +56,40 @@ def test_trainer_in_bf16_trains_on_accel_like_cpu():
         assert a == pytest.approx(c, rel=1e-3)
 
 
+def test_trainer_under_torchrun_says_accelerate_does_not_distribute_on_accel():
+    """accelerate's distributed types are a fixed list without out-of-tree devices: under a
+    2-process launch it resolves DistributedType.NO on accel, and each process trains its own
+    replica. torch_accel says so in each process instead of leaving it silent."""
+    env = dict(os.environ, TORCH_ACCEL_FALLBACK="error", ACCELERATE_TORCH_DEVICE="accel")
+    run = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
+    done = subprocess.run(
+        [*run, str(HERE / "trainer_run.py")],
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = done.stderr.count("accelerate 1.")
+    assert said == 2, done.stderr[-3000:]
+    assert "this launch of 2 processes runs DistributedType.NO" in done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"')]
+    # What the warning describes: two whole replicas, each on the process's current device.
+    assert len(results) == 2 and results[0]["losses"] == results[1]["losses"]
+    assert all(r["device"].startswith("accel") for r in results)
+    # A single process says nothing.
+    single = subprocess.run(
+        [sys.executable, str(HERE / "trainer_run.py")],
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert single.returncode == 0 and "DistributedType.NO" not in single.stderr
+
+
 def test_from_pretrained_with_device_map_loads_to_accel(tmp_path):
     from transformers import AutoModelForCausalLM
 
