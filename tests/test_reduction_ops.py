@@ -814,3 +814,30 @@ def test_trace(dtype, shape):
     assert torch_accel.fallback_counts() == {}
     with pytest.raises(RuntimeError, match="expected a matrix, but got tensor with dim 3"):
         torch.trace(torch.ones(2, 2, 2, device="accel"))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_var_std_and_their_means_match_cpu(dtype):
+    # ATen's recipe: the parts' variances added (then the root for std), the parts' means as
+    # one complex number; the result is real, the mean complex.
+    x = torch.randn(4, 6, 5, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    cases = {
+        "var": lambda t: t.var(),
+        "var over a dim, kept": lambda t: t.var(1, keepdim=True),
+        "std without correction": lambda t: t.std((0, 2), correction=0),
+        "var_mean": lambda t: torch.var_mean(t, 1),
+        "std_mean, correction 2": lambda t: torch.std_mean(t, (0, 1), correction=2),
+        "std of a conjugate view": lambda t: t.conj().std(-1),
+        "var into a float64 out=": lambda t: torch.var(
+            t, 0, out=torch.empty(0, dtype=torch.float64, device=t.device)
+        ),
+    }
+    torch_accel.reset_fallback_counts()
+    for name, fn in cases.items():
+        expected, got = fn(x), fn(x.to("accel"))
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = got if isinstance(got, tuple) else (got,)
+        for e, g in zip(expected, got):
+            assert g.device.type == "accel" and g.dtype == e.dtype and g.shape == e.shape, name
+            torch.testing.assert_close(g.cpu(), e, msg=name)
+    assert torch_accel.fallback_counts() == {}

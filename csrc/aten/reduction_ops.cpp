@@ -7,8 +7,15 @@
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/complex.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/imag.h>
 #include <ATen/ops/isnan.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/var.h>
+#include <ATen/ops/var_mean.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -443,11 +450,21 @@ kernels::ReduceParams varParams(const std::optional<c10::Scalar>& correction, bo
 }
 
 bool nativeVar(const Tensor& self, const std::optional<c10::Scalar>& correction) {
-  return kernelSupports(self.scalar_type()) && (!correction || !correction->isComplex());
+  const c10::ScalarType t = self.scalar_type();
+  return (kernelSupports(t) || t == at::kComplexFloat || t == at::kComplexDouble) &&
+         (!correction || !correction->isComplex());
+}
+
+// A complex tensor's variance is the sum of its parts' variances, and its mean the complex
+// number of their means: ATen's own recipe, so the values are CPU's.
+std::pair<Tensor, Tensor> complexParts(const Tensor& self) {
+  const Tensor z = self.is_conj() ? self.resolve_conj() : self;
+  return {at::real(z), at::imag(z)};
 }
 
 template <bool Std>
 struct Var {
+  static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef,
                      const std::optional<c10::Scalar>& correction, bool) {
     return nativeVar(self, correction);
@@ -457,6 +474,15 @@ struct Var {
                         const Output& out) {
     const c10::ScalarType t = checkVarInput(self, Std ? "std" : "var");
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    if (self.is_complex()) {
+      const c10::ScalarType real = c10::toRealValueType(t);
+      Tensor result = reduceResult(out, self, mask, keepdim, castableOutDType(out, real));
+      const auto [re, im] = complexParts(self);
+      at::add_out(result, at::var(re, dim, correction, keepdim),
+                  at::var(im, dim, correction, keepdim));
+      if (Std) at::sqrt_out(result, result);
+      return out.finish(result);
+    }
     Tensor result = reduceResult(out, self, mask, keepdim, castableOutDType(out, t));
     launchReduce(ReduceOp::Var, self, mask, keepdim, result, {}, varParams(correction, Std));
     return out.finish(result);
@@ -466,6 +492,7 @@ struct Var {
 template <bool Std>
 struct VarMean {
   static constexpr int kOutputs = 2;
+  static constexpr bool kComplex = true;
   static bool native(const Tensor& self, at::OptionalIntArrayRef,
                      const std::optional<c10::Scalar>& correction, bool) {
     return nativeVar(self, correction);
@@ -476,6 +503,17 @@ struct VarMean {
                                             const Output& mean_out) {
     const c10::ScalarType t = checkVarInput(self, Std ? "std_mean" : "var_mean");
     const DimMask mask = at::native::make_dim_mask(dim, self.dim());
+    if (self.is_complex()) {
+      Tensor var = reduceResult(var_out, self, mask, keepdim, c10::toRealValueType(t));
+      Tensor mean = reduceResult(mean_out, self, mask, keepdim, t);
+      const auto [re, im] = complexParts(self);
+      const auto [re_var, re_mean] = at::var_mean(re, dim, correction, keepdim);
+      const auto [im_var, im_mean] = at::var_mean(im, dim, correction, keepdim);
+      at::add_out(var, re_var, im_var);
+      if (Std) at::sqrt_out(var, var);
+      at::complex_out(mean, re_mean, im_mean);
+      return {var_out.finish(var), mean_out.finish(mean)};
+    }
     Tensor var = reduceResult(var_out, self, mask, keepdim, t);
     Tensor mean = reduceResult(mean_out, self, mask, keepdim, t);
     launchReduce(ReduceOp::Var, self, mask, keepdim, var, mean, varParams(correction, Std));
