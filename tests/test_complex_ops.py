@@ -611,3 +611,32 @@ def test_isposinf_refuses_complex_as_on_cpu():
             f(x)
         with pytest.raises(RuntimeError, match="does not support complex inputs"):
             f(x.to("accel"))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_addcmul_addcdiv_and_trace_match_cpu(dtype):
+    # addcmul / addcdiv as CPU's kernel writes them (self + value * t1 * t2, or / t2) from the
+    # native complex products and sum; trace sums the complex diagonal.
+    g = torch.Generator().manual_seed(0)
+    s = torch.randn(3, 4, dtype=dtype, generator=g)
+    t1 = torch.randn(3, 1, dtype=dtype, generator=g)
+    t2 = torch.randn(1, 4, dtype=dtype, generator=g) + 2
+    cases = {
+        "addcmul, complex value": lambda a, b, c: torch.addcmul(a, b, c, value=0.5 - 2j),
+        "addcdiv, real value": lambda a, b, c: torch.addcdiv(a, b, c, value=3),
+        "addcmul_": lambda a, b, c: a.clone().addcmul_(b, c),
+        "addcdiv out=": lambda a, b, c: torch.addcdiv(
+            a, b, c, value=-1j, out=torch.empty(0, dtype=dtype, device=a.device)
+        ),
+        "addcmul, self broadcast": lambda a, b, c: torch.addcmul(a[0], b, c),
+        "trace": lambda a, b, c: torch.trace(a),
+    }
+    torch_accel.reset_fallback_counts()
+    for name, fn in cases.items():
+        expected = fn(s, t1, t2)
+        got = fn(s.to("accel"), t1.to("accel"), t2.to("accel"))
+        assert got.device.type == "accel" and got.dtype == expected.dtype, name
+        torch.testing.assert_close(got.cpu(), expected, msg=name)
+    assert torch_accel.fallback_counts() == {}
+    with pytest.raises(RuntimeError):  # an in-place self cannot take the broadcast shape
+        s.to("accel")[0].clone().addcmul_(t1.to("accel"), t2.to("accel"))

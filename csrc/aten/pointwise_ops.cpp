@@ -4,7 +4,10 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/cos.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/sin.h>
 #include <ATen/ops/imag.h>
 #include <ATen/ops/real.h>
@@ -208,15 +211,36 @@ struct LerpScalar {
   }
 };
 
+// Complex operands (all of one complex dtype) are computed as CPU's kernel writes it,
+// self + value * t1 * t2 (or value * t1 / t2), from the native complex products and sum.
+bool sameComplex(std::initializer_list<at::Tensor> ts) {
+  const c10::ScalarType t = ts.begin()->scalar_type();
+  if (t != c10::kComplexFloat && t != c10::kComplexDouble) return false;
+  for (const at::Tensor& x : ts)
+    if (x.scalar_type() != t) return false;
+  return true;
+}
+
 template <TernaryOp Op>
 struct Addc {
+  static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                      const c10::Scalar& value) {
+    if (sameComplex({self, t1, t2})) return true;
     return nativeAll({self, t1, t2}) && kernelSupports(resultOf({self, t1, t2})) &&
            !value.isComplex();
   }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                             const c10::Scalar& value, const Output& out) {
+    if (self.is_complex()) {
+      commonDevice({self, t1, t2}, Op == TernaryOp::Addcmul ? "addcmul" : "addcdiv");
+      const at::Tensor scaled = at::mul(t1, value);
+      const at::Tensor term = Op == TernaryOp::Addcmul ? at::mul(scaled, t2) : at::div(scaled, t2);
+      at::Tensor result = out.allocate(at::infer_size(self.sizes(), term.sizes()), self.options(),
+                                       Output::DTypeRule::Castable);
+      at::add_out(result, self, term);
+      return out.finish(result);
+    }
     return ternary(Op, self, t1, t2, out.tensor(), resultOf({self, t1, t2}), value);
   }
 };

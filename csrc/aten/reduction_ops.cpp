@@ -707,7 +707,9 @@ struct LogCumSumExp {
 // The sum of a matrix's diagonal; integers sum into int64, as sum() and CPU's trace do.
 struct Trace {
   static bool native(const Tensor& self) {
-    return kernelSupports(self.scalar_type()) && self.scalar_type() != at::kBool;
+    const c10::ScalarType t = self.scalar_type();
+    return (kernelSupports(t) && t != at::kBool) || t == at::kComplexFloat ||
+           t == at::kComplexDouble;  // a complex diagonal sums natively
   }
   static Tensor compute(const Tensor& self) {
     TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
