@@ -17,13 +17,9 @@ import torch_accel
 HERE = Path(__file__).parent
 
 
-def _trainer(device: str, *flags: str) -> dict:
-    env = dict(os.environ, TORCH_ACCEL_FALLBACK="error")
-    env.pop("ACCELERATE_TORCH_DEVICE", None)
-    if device == "accel":
-        env["ACCELERATE_TORCH_DEVICE"] = "accel"
+def _run_trainer(env: dict, *args: str, launcher=(sys.executable,)):
     done = subprocess.run(
-        [sys.executable, str(HERE / "trainer_run.py"), device, *flags],
+        [*launcher, str(HERE / "trainer_run.py"), *args],
         env=env,
         cwd=HERE,
         capture_output=True,
@@ -31,6 +27,15 @@ def _trainer(device: str, *flags: str) -> dict:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _trainer(device: str, *flags: str) -> dict:
+    env = dict(os.environ, TORCH_ACCEL_FALLBACK="error")
+    env.pop("ACCELERATE_TORCH_DEVICE", None)
+    if device == "accel":
+        env["ACCELERATE_TORCH_DEVICE"] = "accel"
+    done = _run_trainer(env, device, *flags)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -61,16 +66,8 @@ def test_trainer_under_torchrun_says_accelerate_does_not_distribute_on_accel():
     2-process launch it resolves DistributedType.NO on accel, and each process trains its own
     replica. torch_accel says so in each process instead of leaving it silent."""
     env = dict(os.environ, TORCH_ACCEL_FALLBACK="error", ACCELERATE_TORCH_DEVICE="accel")
-    run = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
-    done = subprocess.run(
-        [*run, str(HERE / "trainer_run.py")],
-        env=env,
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    torchrun = (sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2")
+    done = _run_trainer(env, launcher=torchrun)
     said = done.stderr.count("accelerate 1.")
     assert said == 2, done.stderr[-3000:]
     assert "this launch of 2 processes runs DistributedType.NO" in done.stderr
@@ -79,15 +76,7 @@ def test_trainer_under_torchrun_says_accelerate_does_not_distribute_on_accel():
     assert len(results) == 2 and results[0]["losses"] == results[1]["losses"]
     assert all(r["device"].startswith("accel") for r in results)
     # A single process says nothing.
-    single = subprocess.run(
-        [sys.executable, str(HERE / "trainer_run.py")],
-        env=env,
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert single.returncode == 0 and "DistributedType.NO" not in single.stderr
+    assert "DistributedType.NO" not in _run_trainer(env).stderr
 
 
 def test_from_pretrained_with_device_map_loads_to_accel(tmp_path):
