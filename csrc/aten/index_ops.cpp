@@ -519,8 +519,10 @@ struct IndexFill {
 // A 0-dim value tensor is read on the host, as CUDA does.
 struct IndexFillTensor {
   static constexpr bool kComplex = true;
-  static bool native(at::Tensor& self, int64_t, const at::Tensor& index, const at::Tensor& value) {
-    return value.dim() == 0 && IndexFill::native(self, 0, index, value.item());
+  static bool native(at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor& value) {
+    // As IndexFill::native, without reading the value (a device value would sync twice).
+    return value.dim() == 0 &&
+           ((nativeSelf(self) && !value.is_complex()) || (movesComplex(self) && !self.is_conj()));
   }
   static at::Tensor& compute(at::Tensor& self, int64_t dim, const at::Tensor& index,
                              const at::Tensor& value) {
