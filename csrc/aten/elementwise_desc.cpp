@@ -12,6 +12,10 @@ bool kernelSupportsComplex(c10::ScalarType t) {
   return kernels::isComplexDType(static_cast<int>(t));
 }
 
+bool complexFloatOrDouble(c10::ScalarType t) {
+  return t == c10::kComplexFloat || t == c10::kComplexDouble;
+}
+
 bool kernelKnows(c10::ScalarType t) { return kernelSupports(t) || kernelSupportsComplex(t); }
 
 kernels::DType toKernelDType(c10::ScalarType t) {

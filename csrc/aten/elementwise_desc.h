@@ -12,6 +12,9 @@ bool kernelSupports(c10::ScalarType t);
 // Whether t is a complex dtype the elementwise families that take complex know (complex32,
 // complex64, complex128); each op's native() says which of them it computes.
 bool kernelSupportsComplex(c10::ScalarType t);
+// complex64 or complex128: what the composites over a complex tensor's real view or parts
+// take (complex32 has too few ops to compose from).
+bool complexFloatOrDouble(c10::ScalarType t);
 // kernelSupports(t) or kernelSupportsComplex(t).
 bool kernelKnows(c10::ScalarType t);
 kernels::DType toKernelDType(c10::ScalarType t);

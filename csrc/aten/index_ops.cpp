@@ -63,8 +63,10 @@ bool nativeSelf(const at::Tensor& t) { return kernelSupports(t.scalar_type()); }
 
 // The ops that only move elements take complex64/128 as their real views (a trailing
 // dimension of the two parts): a complex copy is a copy of both parts.
-bool movesComplex(const at::Tensor& t) {
-  return t.scalar_type() == at::kComplexFloat || t.scalar_type() == at::kComplexDouble;
+bool movesComplex(const at::Tensor& t) { return complexFloatOrDouble(t.scalar_type()); }
+// A tensor such an op writes: a conjugate view's real view would be a copy.
+bool writesNatively(const at::Tensor& t) {
+  return nativeSelf(t) || (movesComplex(t) && !t.is_conj());
 }
 at::Tensor realView(const at::Tensor& t) {
   return at::view_as_real(t.is_conj() ? t.resolve_conj() : t);
@@ -155,7 +157,7 @@ template <IndexMode Mode>
 struct ScatterSrc {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&) {
-    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
+    return writesNatively(self);
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src, const Output& out) {
@@ -169,7 +171,7 @@ struct ScatterSrc {
 struct ScatterValue {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const c10::Scalar& value) {
-    return (nativeSelf(self) && !value.isComplex()) || (movesComplex(self) && !self.is_conj());
+    return writesNatively(self) && (self.is_complex() || !value.isComplex());
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const c10::Scalar& value, const Output& out) {
@@ -396,7 +398,7 @@ struct IndexAdd {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&,
                      const c10::Scalar& alpha) {
-    return (nativeSelf(self) || (movesComplex(self) && !self.is_conj())) && !alpha.isComplex();
+    return writesNatively(self) && !alpha.isComplex();
   }
   static at::Tensor compute(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const at::Tensor& source, const c10::Scalar& alpha, const Output& out) {
@@ -449,7 +451,7 @@ struct IndexReduce {
 struct IndexCopy {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor&) {
-    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
+    return writesNatively(self);
   }
   static at::Tensor compute(const at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                             const at::Tensor& source_, const Output& out) {
@@ -488,7 +490,7 @@ struct IndexCopy {
 struct IndexFill {
   static constexpr bool kComplex = true;
   static bool native(at::Tensor& self, int64_t, const at::Tensor&, const c10::Scalar& value) {
-    return (nativeSelf(self) && !value.isComplex()) || (movesComplex(self) && !self.is_conj());
+    return writesNatively(self) && (self.is_complex() || !value.isComplex());
   }
   static at::Tensor& compute(at::Tensor& self_, int64_t dim, const at::Tensor& index_,
                              const c10::Scalar& value) {
@@ -521,8 +523,7 @@ struct IndexFillTensor {
   static constexpr bool kComplex = true;
   static bool native(at::Tensor& self, int64_t, const at::Tensor&, const at::Tensor& value) {
     // As IndexFill::native, without reading the value (a device value would sync twice).
-    return value.dim() == 0 &&
-           ((nativeSelf(self) && !value.is_complex()) || (movesComplex(self) && !self.is_conj()));
+    return value.dim() == 0 && writesNatively(self) && (self.is_complex() || !value.is_complex());
   }
   static at::Tensor& compute(at::Tensor& self, int64_t dim, const at::Tensor& index,
                              const at::Tensor& value) {
@@ -661,8 +662,7 @@ using IndexList = c10::List<std::optional<at::Tensor>>;
 // A complex self is indexed as its real view: the indices pick leading dimensions, so each
 // picks both parts.
 bool nativeIndices(const at::Tensor& self, const IndexList& indices) {
-  return (nativeSelf(self) || (movesComplex(self) && !self.is_conj())) &&
-         indices.size() <= static_cast<size_t>(kernels::kMaxIndexTensors);
+  return writesNatively(self) && indices.size() <= static_cast<size_t>(kernels::kMaxIndexTensors);
 }
 
 // The real view of a complex self has one more dimension, which no index may reach.
@@ -744,9 +744,7 @@ struct IndexPut {
 // masked_select: self[mask] after broadcasting the two together.
 struct MaskedSelect {
   static constexpr bool kComplex = true;
-  static bool native(const at::Tensor& self, const at::Tensor&) {
-    return nativeSelf(self) || (movesComplex(self) && !self.is_conj());
-  }
+  static bool native(const at::Tensor& self, const at::Tensor&) { return writesNatively(self); }
   static at::Tensor compute(const at::Tensor& self, const at::Tensor& mask, const Output& out) {
     TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
     const at::Tensor mask_here = onDevice(mask, self);

@@ -76,7 +76,7 @@ struct Where {
 // complex64 and complex128 fill their real and imaginary views.
 bool complexFillable(const at::Tensor& self) {
   const c10::ScalarType t = self.scalar_type();
-  return (t == c10::kComplexFloat || t == c10::kComplexDouble) && !self.is_conj();
+  return complexFloatOrDouble(self.scalar_type()) && !self.is_conj();
 }
 
 struct MaskedFillScalar {
@@ -215,7 +215,7 @@ struct LerpScalar {
 // self + value * t1 * t2 (or value * t1 / t2), from the native complex products and sum.
 bool sameComplex(std::initializer_list<at::Tensor> ts) {
   const c10::ScalarType t = ts.begin()->scalar_type();
-  if (t != c10::kComplexFloat && t != c10::kComplexDouble) return false;
+  if (!complexFloatOrDouble(t)) return false;
   for (const at::Tensor& x : ts)
     if (x.scalar_type() != t) return false;
   return true;

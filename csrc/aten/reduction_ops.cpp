@@ -451,8 +451,7 @@ kernels::ReduceParams varParams(const std::optional<c10::Scalar>& correction, bo
 
 bool nativeVar(const Tensor& self, const std::optional<c10::Scalar>& correction) {
   const c10::ScalarType t = self.scalar_type();
-  return (kernelSupports(t) || t == at::kComplexFloat || t == at::kComplexDouble) &&
-         (!correction || !correction->isComplex());
+  return (kernelSupports(t) || complexSummable(t)) && (!correction || !correction->isComplex());
 }
 
 // A complex tensor's variance is the sum of its parts' variances, and its mean the complex
@@ -708,8 +707,7 @@ struct LogCumSumExp {
 struct Trace {
   static bool native(const Tensor& self) {
     const c10::ScalarType t = self.scalar_type();
-    return (kernelSupports(t) && t != at::kBool) || t == at::kComplexFloat ||
-           t == at::kComplexDouble;  // a complex diagonal sums natively
+    return (kernelSupports(t) && t != at::kBool) || complexSummable(t);  // a complex diagonal sums
   }
   static Tensor compute(const Tensor& self) {
     TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());

@@ -234,8 +234,7 @@ struct Triangle {
   static constexpr bool kComplex = true;
   static bool native(const at::Tensor& self, int64_t) {
     return kernelSupports(self.scalar_type()) ||
-           (kernelSupportsComplex(self.scalar_type()) && self.scalar_type() != at::kComplexHalf &&
-            !self.is_conj());
+           (complexFloatOrDouble(self.scalar_type()) && !self.is_conj());
   }
   static at::Tensor compute(const at::Tensor& self, int64_t diagonal, const Output& out) {
     at::Tensor result = out.allocate(self.sizes(), self.options(), Output::DTypeRule::Exact);
