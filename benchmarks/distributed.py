@@ -119,8 +119,14 @@ def spawn(mode, world, extra, timeout=1200):
                 MASTER_ADDR="127.0.0.1",
                 MASTER_PORT=port,
             )
-            env.pop("OMP_NUM_THREADS")
+            # Threads as torchrun leaves them: one per rank when several share the machine
+            # (it sets OMP_NUM_THREADS, which CPU torch and the host driver's pool both
+            # follow), the machine's otherwise.
             env.pop("TORCH_ACCEL_NUM_THREADS")
+            if world > 1:
+                env["OMP_NUM_THREADS"] = "1"
+            else:
+                env.pop("OMP_NUM_THREADS")
             if mode == "all_reduce":
                 env["TORCH_ACCEL_HOST_MEMORY"] = "2G"
             procs.append(

@@ -62,3 +62,44 @@ def test_bad_device_index_is_a_clear_error_and_state_survives():
         torch.accel.set_device(5)
     assert torch.accel.current_device() == 0
     assert torch.ones(3, device="accel").sum().item() == 3
+
+
+_POOL_THREADS = """
+import glob, torch, torch_accel
+x = torch.randn(1 << 22)
+y = (x.to("accel") * 2 + 1).sum(0).cpu()
+assert torch.allclose(y, (x * 2 + 1).sum(0), rtol=1e-4), (y, (x * 2 + 1).sum(0))
+names = [open(p).read().strip() for p in glob.glob("/proc/self/task/*/comm")]
+print(names.count("accel-pool"))
+"""
+
+
+@pytest.mark.parametrize(
+    "env, helpers",
+    [
+        ({"OMP_NUM_THREADS": "1"}, 0),  # as torchrun sets it for several ranks on one machine
+        ({"OMP_NUM_THREADS": "3"}, 2),
+        ({"OMP_NUM_THREADS": "1", "TORCH_ACCEL_NUM_THREADS": "2"}, 1),
+    ],
+)
+def test_host_thread_pool_follows_omp_num_threads(env, helpers):
+    import os
+    import subprocess
+    import sys
+
+    if torch_accel.driver() != "host":
+        pytest.skip("the host driver's thread pool")
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_NUM_THREADS", "TORCH_ACCEL_NUM_THREADS")
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", _POOL_THREADS],
+        env={**full, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.split()[-1]) == helpers

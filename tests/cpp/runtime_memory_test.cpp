@@ -117,17 +117,17 @@ TEST(RuntimeMemory, MemcpyEveryKind) {
   EXPECT_EQ(drv->free(1, d1), Error::Success);
 }
 
-// Copies past kStreamingCopyBytes take the streaming path: every byte lands, whatever the
-// alignment of either side and the length of the unaligned head and tail.
-TEST(RuntimeMemory, LargeCopiesAreExactAtAnyAlignment) {
-  const size_t big = host::kStreamingCopyBytes;
+// The streaming path (large copies) lands every byte, whatever the alignment of either side
+// and the length of the unaligned head and tail.
+TEST(RuntimeMemory, StreamingCopiesAreExactAtAnyAlignment) {
+  const size_t big = host::kMinStreamingCopyBytes;
   std::vector<uint8_t> src(big + 4096), dst(big + 4096);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + i / 251);
   for (size_t bytes : {size_t{100}, big - 1, big, big + 1, big + 127, big + 3000}) {
     for (size_t src_off : {0, 1, 31, 64}) {
       for (size_t dst_off : {0, 5, 32, 95}) {
         std::fill(dst.begin(), dst.end(), 0xEE);
-        host::copyMemory(dst.data() + dst_off, src.data() + src_off, bytes);
+        host::copyStreaming(dst.data() + dst_off, src.data() + src_off, bytes);
         ASSERT_EQ(std::memcmp(dst.data() + dst_off, src.data() + src_off, bytes), 0)
             << bytes << " bytes, offsets " << src_off << " and " << dst_off;
         ASSERT_EQ(dst[dst_off + bytes], 0xEE) << "wrote past the end";

@@ -1,5 +1,8 @@
 #include "runtime/host/memory_copy.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -32,22 +35,34 @@ __attribute__((target("avx2"))) void streamAligned(char* dst, const char* src, s
 }
 #endif
 
-bool streams(size_t bytes) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return bytes >= kStreamingCopyBytes && hasAvx2();
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
+size_t streamingCopyBytes() {
+  static const size_t bytes = [] {
+    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);  // 0 or -1 where unknown
+    return std::max(kMinStreamingCopyBytes, llc > 0 ? static_cast<size_t>(llc) / 2 : size_t{0});
+  }();
+  return bytes;
+}
+
 void copyMemory(void* dst, const void* src, size_t bytes) {
-  if (!streams(bytes)) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (bytes >= streamingCopyBytes() && hasAvx2()) {
+    copyStreaming(dst, src, bytes);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
+void copyStreaming(void* dst, const void* src, size_t bytes) {
+#if !(defined(__x86_64__) && defined(__GNUC__))
+  std::memcpy(dst, src, bytes);
+#else
+  if (!hasAvx2()) {
     std::memcpy(dst, src, bytes);
     return;
   }
-#if defined(__x86_64__) && defined(__GNUC__)
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   const size_t head = (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32;

@@ -155,9 +155,12 @@ class Pool {
   std::atomic<uint64_t> posted_{0};  // jobs ever posted: what a spinning helper watches
 };
 
+// OMP_NUM_THREADS is what sizes CPU torch's pool too: torchrun sets it to 1 for each of
+// several ranks on one machine, so that their pools do not oversubscribe its cores.
 int threadsFromEnv() {
-  if (const char* env = std::getenv("TORCH_ACCEL_NUM_THREADS")) {
-    const int n = std::atoi(env);
+  for (const char* name : {"TORCH_ACCEL_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* env = std::getenv(name);
+    const int n = env != nullptr ? std::atoi(env) : 0;
     if (n > 0) return n;
   }
   return std::max(1u, std::thread::hardware_concurrency());

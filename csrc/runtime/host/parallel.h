@@ -26,7 +26,8 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, const F& fn) {
       [](const void* f, int64_t b, int64_t e) { (*static_cast<const F*>(f))(b, e); }, &fn);
 }
 
-// Threads a parallelFor uses, caller included: TORCH_ACCEL_NUM_THREADS, else the hardware's.
+// Threads a parallelFor uses, caller included: TORCH_ACCEL_NUM_THREADS, else OMP_NUM_THREADS,
+// else the hardware's.
 int numThreads();
 
 }  // namespace accel::rt::host
