@@ -494,24 +494,6 @@ def test_a_whole_training_step_with_adamw_captures_and_matches_eager(compiled):
         torch.testing.assert_close(p.detach().cpu(), p_ref.detach(), rtol=1e-4, atol=1e-5)
 
 
-def test_reduce_overhead_compile_says_it_runs_without_graphs_and_gives_eager_results():
-    from torch_accel._inductor import graph_trees
-
-    def f(x):
-        return (x.sin() + 1) * x.cos()
-
-    graph_trees._warned = False
-    torch._dynamo.reset()
-    compiled = torch.compile(f, mode="reduce-overhead")
-    with torch._inductor.config.patch(fx_graph_cache=False):
-        with pytest.warns(UserWarning, match="reduce-overhead.*without CUDA graphs"):
-            first = compiled(torch.ones(64, device="accel"))
-    torch.testing.assert_close(first.cpu(), f(torch.ones(64)))
-    for i in range(3):
-        x = torch.randn(64, generator=torch.Generator().manual_seed(i))
-        torch.testing.assert_close(compiled(x.to("accel")).cpu(), f(x))
-
-
 def test_the_lora_step_captured_whole_trains_like_eager():
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     import lora_finetune as lf

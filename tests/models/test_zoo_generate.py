@@ -61,3 +61,23 @@ def test_sampling_runs(name):
     assert torch.equal(mixed[:, :5], prompt())
     assert int(mixed.min()) >= 0 and int(mixed.max()) < VOCAB
     assert torch_accel.fallback_counts() == {}
+
+
+def test_static_cache_generation_with_reduce_overhead_replays_graphs_and_matches_cpu():
+    from torch_accel._inductor import graph_trees
+
+    if not graph_trees.routed():
+        pytest.skip("this torch's Inductor lacks what accel graphs replace")
+    model = build("llama").eval()
+    want = generate(model, prompt(), "cpu", do_sample=False)
+    model = model.to("accel")
+    model.forward = torch.compile(model.forward, mode="reduce-overhead")
+    before = graph_trees.stats()
+    with FallbackMode("error"):
+        for _ in range(2):  # the second generation replays the first one's recordings
+            got = generate(model, prompt(), "accel", do_sample=False, cache_implementation="static")
+            assert torch.equal(got, want)
+    counts = {k: v - before[k] for k, v in graph_trees.stats().items()}
+    # One recording per forward signature (the prompt's, a decoding step's); every later
+    # decoding step replays.
+    assert counts["recorded"] <= 2 and counts["replayed"] >= NEW_TOKENS

@@ -24,6 +24,35 @@ def register_dynamo() -> None:
     STATUS["dynamo"] = "ok"
 
 
+def _cache_key_pass() -> dict:
+    """``register_backend_for_device``'s ``device_custom_pass``, where this torch has it: a pass
+    that changes nothing, whose uuid (a hash of this package's Inductor sources) is part of
+    Inductor's FX graph cache key. A graph cached by another version of this integration (its
+    wrapper code, its graph routing) is then compiled again rather than reused."""
+    import hashlib
+    import inspect
+    import pathlib
+
+    from torch._inductor.codegen import common
+
+    if "device_custom_pass" not in inspect.signature(common.register_backend_for_device).parameters:
+        return {}
+    from torch._inductor.custom_graph_pass import CustomGraphModulePass
+
+    digest = hashlib.sha256()
+    for source in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+
+    class IntegrationVersion(CustomGraphModulePass):
+        def __call__(self, gm) -> None:
+            pass
+
+        def uuid(self) -> str:
+            return "torch_accel-inductor-" + digest.hexdigest()
+
+    return {"device_custom_pass": IntegrationVersion()}
+
+
 def _register_triton_backend() -> None:
     """Inductor's Triton kernels, launched on accel's current CUDA stream (the CUDA driver's
     backend). It only generates code until a kernel runs, so tests register it on the host
@@ -48,7 +77,9 @@ def _register_triton_backend() -> None:
         PythonWrapperCodegen,
         "cpp_wrapper=True is not supported on accel's CUDA driver; compile with cpp_wrapper=False",
     )
-    common.register_backend_for_device("accel", TritonScheduling, AccelGpuWrapperCodegen, refuse)
+    common.register_backend_for_device(
+        "accel", TritonScheduling, AccelGpuWrapperCodegen, refuse, **_cache_key_pass()
+    )
 
 
 def register_inductor(backend: str | None = None) -> None:
@@ -80,7 +111,11 @@ def register_inductor(backend: str | None = None) -> None:
 
         cpu_assumptions.apply()
         common.register_backend_for_device(
-            "accel", CppScheduling, AccelHostWrapperCodegen, _host_cpp_wrapper()
+            "accel",
+            CppScheduling,
+            AccelHostWrapperCodegen,
+            _host_cpp_wrapper(),
+            **_cache_key_pass(),
         )
     common.register_device_op_overrides("accel", AccelDeviceOpOverrides())
     from . import graph_trees
