@@ -1,30 +1,29 @@
 """``torch.compile(mode="reduce-overhead")`` on accel: accel graphs where torch.cuda has
 Inductor's graph trees.
 
-Inductor wraps each compiled graph (each partition of one, with graph partitioning) with
-``compile_fx.cudagraphify``, which builds CUDA graph trees on torch.cuda's graphs, allocator
-and streams. For a callable whose tensors live on accel, ``apply()`` puts ``AccelGraphed`` in
-their place, and lets a graph on the one accel device pass Inductor's device check. A callable
-with no accel tensor keeps graph trees, so torch.cuda in the same process is unchanged.
+Inductor wraps each compiled graph with ``compile_fx.cudagraphify``, which builds CUDA graph
+trees on torch.cuda's graphs, allocator and streams. ``apply()`` puts ``AccelGraphed`` in
+their place for a compiled graph on accel, lets a graph on the one accel device pass
+Inductor's device check, and wraps accel graphs whole where graph partitioning would look
+for GPU partitions. Compiled graphs of other devices keep graph trees.
 
-``AccelGraphed`` has the trees' semantics, built more simply:
-- one recording per input signature (shapes, strides, dtypes, integer arguments, and the
-  addresses of the static inputs, parameters and buffers, that the recording reads in place);
-  the first call of a signature runs the compiled code (a warm-up), the second records it on
-  a side stream into a private pool, and every later call copies the other tensor inputs into
-  the recording's and replays it;
-- every call returns tensors of its own: the outputs the replay wrote in the pool are cloned
-  (outputs that share memory still share it after), so a result kept from an earlier step is
-  never overwritten (graph trees detect such use and raise; the clone costs a device copy per
-  output);
-- a mutated input that is not static is copied back after the replay;
+``AccelGraphed`` keeps the trees' semantics, built more simply:
+- per input signature (the static inputs' addresses, parameters and buffers read in place;
+  the other tensors' shapes, strides and dtypes; the other arguments) the first call runs the
+  compiled code (a warm-up), the next records it on a side stream into a private pool, and
+  later calls copy the non-static inputs in and replay;
+- the outputs are new tensors on the memory the replay wrote. A recording is replayed only
+  once no storage of its outputs is referenced but by the recording itself; while a result is
+  kept (the last step's loss, say), another recording of the signature serves the call, up
+  to ``MAX_RECORDINGS`` per compiled graph, after which such calls run without graphs. So a
+  kept result is never overwritten (the trees instead make it an error to read one);
+- an output that is a view of a copied input is that view of the caller's input, and a
+  mutated input that is not static is copied back after the replay;
 - random ops draw fresh numbers on every replay (the accel generator's graph-safe state);
-- an output that is a view of a copied input is returned as that view of the caller's input;
-- a callable that cannot be recorded (a synchronising op, an input on another device, more
-  signatures than ``MAX_RECORDINGS``) runs as compiled
-  code without graphs, with one warning that says why.
+- a compiled graph that cannot be recorded (a synchronising op, an input on another device)
+  runs without graphs, with one warning that says why.
 
-Where this torch's Inductor lacks the functions it builds on, reduce-overhead compiles for
+Where this torch's Inductor lacks the functions this replaces, reduce-overhead compiles for
 accel without graphs and says so once.
 """
 
@@ -97,7 +96,7 @@ class _Recording:
 
     def free(self) -> bool:
         """Whether a replay may overwrite the outputs of the last one: nobody else holds them."""
-        return all(_use_count(o) == held for o, held in self.pooled)
+        return all(_use_count(o) <= held for o, held in self.pooled)
 
     def outputs_for(self, inputs):
         """The replay's outputs for the call with these inputs: a view of a copied input is
@@ -290,11 +289,17 @@ def apply() -> None:
         trees = cudagraphify(model, static_input_idxs, **kwargs)
         accel = AccelGraphed(model, static_input_idxs, kwargs.get("mutated_input_idxs", ()))
 
+        constants = kwargs.get("constants", ())
+        chosen = []
+
         def run(inputs):
-            # Decided per call: a callable's tensors are all on accel or none are.
-            if any(_is_accel(x) for x in inputs):
-                return accel(inputs)
-            return trees(inputs)
+            # Decided at the first call (a compiled graph's inputs stay on their devices): an
+            # accel input or constant, or no torch.cuda for graph trees, means accel graphs.
+            if not chosen:
+                on_accel = any(_is_accel(x) for x in (*inputs, *constants))
+                use_accel = on_accel or not torch.cuda.is_available()
+                chosen.append(accel if use_accel else trees)
+            return chosen[0](inputs)
 
         return run
 
