@@ -178,8 +178,8 @@ class AccelGraphed:
             return self._record(inputs, key)
         _warn_once(
             f"torch_accel: mode='reduce-overhead' recorded {MAX_RECORDINGS} graphs of one "
-            "compiled graph on accel (its inputs keep changing address, or its outputs are "
-            "kept); further calls that need another run without graphs"
+            "compiled graph on accel (its inputs keep changing shape or address, or its "
+            "outputs are kept); further calls that need another run without graphs"
         )
         return None
 
