@@ -142,3 +142,38 @@ def test_results_kept_past_the_recording_limit_run_without_graphs_and_stay_right
         outs = [compiled(x.to("accel")) for x in xs]
     for x, out in zip(xs, outs):
         torch.testing.assert_close(out.cpu(), x.cos() - x)
+
+
+def test_batch_norm_training_updates_its_running_stats_in_place():
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU())
+    model = copy.deepcopy(ref).to("accel")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    before = _counts()
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(5):
+        x = torch.randn(4, 3, 8, 8, generator=gen)
+        out = compiled(x.to("accel"))
+        out.sum().backward()
+        want = ref(x)
+        want.sum().backward()
+        torch.testing.assert_close(out.detach().cpu(), want.detach(), rtol=1e-4, atol=1e-4)
+    bn, bn_ref = model[1], ref[1]
+    torch.testing.assert_close(bn.running_mean.cpu(), bn_ref.running_mean, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(bn.running_var.cpu(), bn_ref.running_var, rtol=1e-4, atol=1e-5)
+    assert bn.num_batches_tracked.item() == 5
+    grad, grad_ref = model[0].weight.grad.cpu(), ref[0].weight.grad
+    torch.testing.assert_close(grad, grad_ref, rtol=1e-3, atol=1e-4)
+    assert _since(before)["replayed"] >= 2
+
+
+def test_an_output_viewing_a_parameter_is_that_parameter():
+    lin = torch.nn.Linear(4, 4).to("accel")
+    compiled = torch.compile(lambda x: (lin(x), lin.weight.t()), mode="reduce-overhead")
+    before = _counts()
+    for x in _inputs(4, (2, 4)):
+        out, weight_t = compiled(x.to("accel"))
+        assert weight_t.data_ptr() == lin.weight.data_ptr()
+        want = x @ lin.weight.detach().cpu().t() + lin.bias.detach().cpu()
+        torch.testing.assert_close(out.detach().cpu(), want)
+    assert _since(before)["replayed"] >= 2
