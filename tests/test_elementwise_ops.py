@@ -1072,3 +1072,29 @@ def test_strided_operands_in_segments_match_cpu(dtype):
         base[..., 1::2].mul_(row)
         same(acc, base)
     no_fallback()
+
+
+@pytest.mark.parametrize("inner", [16, 17, 32, 100, 256])
+@pytest.mark.parametrize("mid", [1, 3, 1000])
+def test_rows_dense_along_the_last_dim_match_cpu_exactly(inner, mid):
+    # Operands dense along their last dimension but strided beyond it (a rotary half, a
+    # transposed head) take the host's back-to-back row loop: every row, range split and
+    # broadcast along the rows must land exactly.
+    g = torch.Generator().manual_seed(inner * 7 + mid)
+    outer = 37
+    w = torch.randn(outer, mid, 2 * inner, generator=g)[..., 3 : 3 + inner]
+    over_outer = torch.randn(1, mid, inner, generator=g)
+    over_mid = torch.randn(outer, 1, inner, generator=g)
+    cases = {
+        "mul": lambda t, u, v: t * u,
+        "add": lambda t, u, v: t + v,
+        "copy": lambda t, u, v: t.contiguous(),
+        "neg": lambda t, u, v: -t,
+    }
+    args = (w, over_outer, over_mid)
+    for name, fn in cases.items():
+        got = fn(*(a.to("accel") for a in args)).cpu()
+        assert torch.equal(got, fn(*args)), name
+    out = torch.zeros(outer, mid, 2 * inner, device="accel")[..., :inner]
+    out.copy_(w.to("accel") * 2)
+    assert torch.equal(out.cpu(), w * 2)

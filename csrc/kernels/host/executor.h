@@ -156,8 +156,28 @@ void stridedSegments(const F& f, const ElementwiseDesc& d, int64_t begin, int64_
   RowCursor<N> cur(d, begin);
   const int64_t out_stride = d.op[0].strides[0];
   const bool out_dense = out_stride == static_cast<int64_t>(sizeof(Out));
+  // Rows of one segment with every operand dense along them (a rotary half, a transposed
+  // head): the rows along dimension 1 run back to back, each operand a constant step on, as
+  // TensorIterator's 2-D loop does, instead of the cursor's walk per row (a copy of rows of
+  // 32 took 2x CPU's time).
+  const bool dense_rows = out_dense && d.ndim >= 2 && d.sizes[0] <= kSegment &&
+                          ((d.op[I + 1].strides[0] == static_cast<int64_t>(sizeof(In))) && ...);
   for (int64_t i = begin; i < end; cur.nextRow(d)) {
     const int64_t n = cur.run(d, end - i);
+    if (dense_rows && cur.idx[0] == 0 && n == d.sizes[0]) {
+      const int64_t rows = std::min(d.sizes[1] - cur.idx[1], (end - i) / n);
+      char* out = d.op[0].data + cur.row[0];
+      for (int64_t r = 0; r < rows; ++r) {
+        denseLoop(f, n, reinterpret_cast<Out*>(out + r * d.op[0].strides[1]),
+                  reinterpret_cast<const In*>(d.op[I + 1].data + cur.row[I + 1] +
+                                              r * d.op[I + 1].strides[1])...);
+      }
+      // The cursor on the last of them; the loop's nextRow steps past it.
+      cur.idx[1] += rows - 1;
+      for (int k = 0; k < N; ++k) cur.row[k] += (rows - 1) * d.op[k].strides[1];
+      i += rows * n;
+      continue;
+    }
     for (int64_t j = 0; j < n; j += kSegment) {
       const int64_t m = std::min(kSegment, n - j);
       const int64_t at = cur.idx[0] + j;
