@@ -664,3 +664,30 @@ def test_missing_inductor_api_disables_compile_not_import():
     assert "_generate_kernel_call_helper" in r.stdout and "WARNED True" in r.stdout, r.stdout
     assert "backend='aot_eager' still works" in r.stdout.split("ERROR", 1)[1], r.stdout
     assert "AOT True" in r.stdout, r.stdout
+
+
+def test_the_integrations_version_is_part_of_inductors_cache_key(tmp_path, monkeypatch):
+    # A graph cached by another version of torch_accel's Inductor integration must compile
+    # again: its wrapper code and its graph decision may differ (registration.py's pass).
+    from torch._inductor.codegen import common
+
+    common.init_backend_registration()
+    version = common.custom_backend_passes.get("accel")
+    if version is None:
+        pytest.skip("this torch's register_backend_for_device takes no device pass")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    x = torch.randn(33)
+
+    def lookups():
+        counters.clear()
+        torch._dynamo.reset()
+        out = torch.compile(lambda t: t.sin() * 3)(x.to("accel"))
+        torch.testing.assert_close(out.cpu(), x.sin() * 3)
+        return counters["inductor"]["fxgraph_cache_hit"], counters["inductor"]["fxgraph_cache_miss"]
+
+    with inductor_config.patch(fx_graph_cache=True, fx_graph_remote_cache=False):
+        assert lookups() == (0, 1)
+        assert lookups() == (1, 0)
+        monkeypatch.setattr(type(version), "uuid", lambda self: "another version")
+        assert lookups() == (0, 1)
+    torch._dynamo.reset()

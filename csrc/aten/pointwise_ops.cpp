@@ -75,7 +75,6 @@ struct Where {
 // masked_fill_ (in-place only).
 // complex64 and complex128 fill their real and imaginary views.
 bool complexFillable(const at::Tensor& self) {
-  const c10::ScalarType t = self.scalar_type();
   return complexFloatOrDouble(self.scalar_type()) && !self.is_conj();
 }
 

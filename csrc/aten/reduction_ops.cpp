@@ -172,7 +172,7 @@ bool nativeInputs(const Tensor& self, std::optional<c10::ScalarType> dtype) {
 // The complex dtypes sums take: complex64/complex128, and complex32 for sum itself (`half`):
 // CUDA's sum has it, accumulating in float, where CPU has no complex32 sum, mean or prod.
 bool complexSummable(c10::ScalarType t, bool half = false) {
-  return kernelSupportsComplex(t) && (half || t != c10::kComplexHalf);
+  return half ? kernelSupportsComplex(t) : complexFloatOrDouble(t);
 }
 
 // sum and mean also take complex64/complex128 (into either); sum complex32 too (`half`).

@@ -46,13 +46,11 @@ size_t streamingCopyBytes() {
 }
 
 void copyMemory(void* dst, const void* src, size_t bytes) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (bytes >= streamingCopyBytes() && hasAvx2()) {
+  if (bytes >= streamingCopyBytes()) {
     copyStreaming(dst, src, bytes);
-    return;
+  } else {
+    std::memcpy(dst, src, bytes);
   }
-#endif
-  std::memcpy(dst, src, bytes);
 }
 
 void copyStreaming(void* dst, const void* src, size_t bytes) {
