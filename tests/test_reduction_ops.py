@@ -537,6 +537,57 @@ def test_softmax_transposed_and_long_rows():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [-1, 1, 0])
+def test_safe_softmax_gives_zeros_for_fully_masked_lines(dtype, dim):
+    # The attention math path's softmax: a line that is all -inf gives zeros, not NaN (one
+    # kernel on accel, eq + all + where after the softmax on CPU); a NaN still gives NaN.
+    x = (torch.randn(4, 33, 70) * 3).to(dtype)
+    x.select(dim, 2).fill_(float("-inf"))  # lines with one -inf element
+    line = [slice(None)] * 3
+    line[dim] = slice(None)
+    line[(dim + 1) % 3], line[(dim + 2) % 3] = 1, 3
+    x[tuple(line)] = float("-inf")  # one fully masked line
+    line[(dim + 1) % 3] = 0
+    x[tuple(line)] = float("-inf")
+    x[tuple(i if isinstance(i, int) else 3 for i in line)] = float("nan")  # -inf and a NaN
+    xa = x.to("accel").requires_grad_()
+    xc = x.clone().requires_grad_()
+    ya = torch.ops.aten._safe_softmax(xa, dim)
+    yc = torch.ops.aten._safe_softmax(xc, dim)
+    close(ya.detach(), yc.detach())
+    assert ya.detach().isnan().sum().item() == yc.isnan().sum().item() > 0
+    g = torch.randn(yc.shape).to(dtype)
+    ya.backward(g.to("accel"))
+    yc.backward(g)
+    close(xa.grad, xc.grad)
+    # The dtype argument converts first, as softmax's does.
+    got = torch.ops.aten._safe_softmax(x.to("accel"), dim, torch.float64)
+    assert got.dtype == torch.float64
+    close(got, torch.ops.aten._safe_softmax(x, dim, torch.float64))
+    assert_native()
+
+
+def test_attention_with_a_fully_masked_query_row_matches_cpu():
+    # scaled_dot_product_attention's math path on accel ends in _safe_softmax: a query that
+    # may attend to nothing gets a zero output and zero gradients, as on CPU.
+    q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
+    mask = torch.rand(2, 1, 5, 5) > 0.3
+    mask[0, 0, 1] = False
+    leaves_c = [t.clone().requires_grad_() for t in (q, k, v)]
+    leaves_a = [t.to("accel").requires_grad_() for t in (q, k, v)]
+    yc = F.scaled_dot_product_attention(*leaves_c, attn_mask=mask)
+    ya = F.scaled_dot_product_attention(*leaves_a, attn_mask=mask.to("accel"))
+    close(ya.detach(), yc.detach())
+    assert ya[0, :, 1].abs().max().item() == 0.0
+    g = torch.randn_like(yc)
+    yc.backward(g)
+    ya.backward(g.to("accel"))
+    for la, lc in zip(leaves_a, leaves_c):
+        close(la.grad, lc.grad)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("affine", [(True, True), (True, False), (False, False)])
 def test_layer_norm_forward_backward(dtype, affine):
     x = torch.randn(3, 5, 16).to(dtype)

@@ -1,7 +1,8 @@
-// _softmax, _log_softmax and their backward (forward's out= forms too). The kernels take a
-// contiguous [outer, dim, inner] view; non-floating inputs go to the counted fallback (which
-// raises CPU's error for them).
+// _softmax, _log_softmax and their backward (forward's out= forms too), and _safe_softmax (the
+// attention math path's). The kernels take a contiguous [outer, dim, inner] view; non-floating
+// inputs go to the counted fallback (which raises CPU's error for them).
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_safe_softmax_native.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -34,12 +35,14 @@ kernels::SoftmaxDesc softmaxDesc(const Tensor& in, const Tensor& out, int64_t di
   return d;
 }
 
-Tensor softmaxForward(const Tensor& self, int64_t dim, bool half_to_float, bool log) {
+Tensor softmaxForward(const Tensor& self, int64_t dim, bool half_to_float, bool log,
+                      bool safe = false) {
   TORCH_CHECK(!half_to_float, "softmax with half to float conversion is not supported on accel");
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const Tensor in = self.contiguous();
   Tensor out = at::empty(in.sizes(), in.options());
-  const kernels::SoftmaxDesc d = softmaxDesc(in, out, dim, log);
+  kernels::SoftmaxDesc d = softmaxDesc(in, out, dim, log);
+  d.safe = safe;
   const int device = self.device().index();
   ACCEL_RT_CHECK(kernels::normTable().softmax(d, currentRuntimeStream(device)), device);
   return out;
@@ -58,6 +61,15 @@ struct Softmax {
     return out.finish(target);
   }
 };
+
+// softmax, with zeros where a line is all -inf (a fully masked attention row) instead of NaN:
+// one kernel where the composite takes four (eq, all, where after the softmax). Its gradient is
+// the softmax's (autograd's SafeSoftmaxBackward0).
+Tensor safeSoftmax(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  const Tensor in = dtype.has_value() ? self.to(*dtype) : self;
+  if (!nativeFloating(in.scalar_type())) return at::native::_safe_softmax(self, dim, dtype);
+  return softmaxForward(in, dim, false, false, /*safe=*/true);
+}
 
 template <bool Log>
 struct SoftmaxBackward {
@@ -84,6 +96,7 @@ struct SoftmaxBackward {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerForms<Softmax<false>>(m, "_softmax", nullptr, "_softmax.out");
   registerForms<Softmax<true>>(m, "_log_softmax", nullptr, "_log_softmax.out");
+  m.impl("_safe_softmax", TORCH_FN(safeSoftmax));
   registerForms<SoftmaxBackward<false>>(m, "_softmax_backward_data", nullptr,
                                         "_softmax_backward_data.out");
   registerForms<SoftmaxBackward<true>>(m, "_log_softmax_backward_data", nullptr,

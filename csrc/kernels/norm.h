@@ -24,6 +24,7 @@ struct SoftmaxDesc {
   DType dtype = DType::Float;
   int64_t outer = 1, dim = 1, inner = 1;
   bool log = false;
+  bool safe = false;  // forward, not log: a line that is all -inf gives zeros (_safe_softmax)
 };
 
 // Layer norm over contiguous rows [rows, cols]. weight/bias [cols] are optional (null), of

@@ -45,6 +45,10 @@ __global__ void softmaxKernel(SoftmaxDesc d) {
   for (int64_t line = blockIdx.x; line < d.outer * d.inner; line += gridDim.x) {
     const int64_t s = lineStart(d, line);
     const A m = blockReduce(partialMax(x + s, d.dim, d.inner, threadIdx.x, blockDim.x), MaxOp{});
+    if (d.safe && m == lowestOf<A>()) {  // the whole block sees the same max
+      for (int64_t j = threadIdx.x; j < d.dim; j += blockDim.x) y[s + j * d.inner] = T(0);
+      continue;
+    }
     const A sum =
         blockReduce(partialSumExp(x + s, d.dim, d.inner, m, threadIdx.x, blockDim.x), SumOp{});
     softmaxWrite(x + s, y + s, d.dim, d.inner, m, sum, d.log, threadIdx.x, blockDim.x);

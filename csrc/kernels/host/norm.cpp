@@ -27,15 +27,16 @@ int64_t rowGrain(int64_t row_len) {
 constexpr int kLanes = 16;
 
 template <class A, class F>
-A laneSum(int64_t n, const F& f) {
+__attribute__((always_inline)) inline A laneSum(int64_t n, const F& f) {
   A acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
     for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
   A s = A(0);
   for (; j < n; ++j) s += f(j);
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  return s;
+  Vector<A, kLanes> lanes;
+  std::memcpy(&lanes, acc, sizeof lanes);
+  return s + sumLanes<A, kLanes>(lanes);
 }
 
 // float -> T; for bfloat16 a branch-free copy of c10's round-to-nearest-even (whose NaN branch
@@ -55,8 +56,12 @@ inline T storeCast(A v) {
 // One dense softmax row: each exp once, kept in `eb` for the normalizing pass.
 template <class T, class A>
 __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n, A* eb,
-                                                               bool log) {
+                                                               bool log, bool safe) {
   const A m = vectorExtreme<true, A>(xr, n);  // a NaN makes every output NaN, as in ATen
+  if (safe && m == lowestOf<A>()) {
+    std::fill(yr, yr + n, T(0));
+    return;
+  }
   for (int64_t j = 0; j < n; ++j) eb[j] = vexp(castTo<A>(xr[j]) - m);
   const A s = laneSum<A>(n, [eb](int64_t j) { return eb[j]; });
   if (log) {
@@ -78,7 +83,7 @@ constexpr int64_t kColumnBlock = 64;
 template <class T, class A = OpMath<T>>
 __attribute__((always_inline)) inline void columnSoftmaxBlockImpl(const T* x, T* y, int64_t dim,
                                                                   int64_t inner, int64_t width,
-                                                                  bool log) {
+                                                                  bool log, bool safe) {
   A m[kColumnBlock], s[kColumnBlock];
   for (int64_t l = 0; l < width; ++l) {
     m[l] = lowestOf<A>();
@@ -96,8 +101,10 @@ __attribute__((always_inline)) inline void columnSoftmaxBlockImpl(const T* x, T*
     for (int64_t l = 0; l < width; ++l) s[l] += vexp(loadCast<A>(xi[l]) - m[l]);
   }
   for (int64_t l = 0; l < width; ++l) {
-    // log_softmax subtracts max + log(sum); softmax multiplies exp(x - max) by 1 / sum.
+    // log_softmax subtracts max + log(sum); softmax multiplies exp(x - max) by 1 / sum. A
+    // line of -inf that is to give zeros does so as exp(-inf - 0) * 0.
     s[l] = log ? m[l] + mlog(s[l]) : A(1) / s[l];
+    if (safe && m[l] == lowestOf<A>()) m[l] = s[l] = A(0);
   }
   for (int64_t i = 0; i < dim; ++i) {
     const T* xi = x + i * inner;
@@ -112,8 +119,9 @@ __attribute__((always_inline)) inline void columnSoftmaxBlockImpl(const T* x, T*
 }
 
 template <class T>
-void columnSoftmaxBlock(const T* x, T* y, int64_t dim, int64_t inner, int64_t width, bool log) {
-  inWidestLanes([&] { columnSoftmaxBlockImpl(x, y, dim, inner, width, log); });
+void columnSoftmaxBlock(const T* x, T* y, int64_t dim, int64_t inner, int64_t width, bool log,
+                        bool safe) {
+  inWidestLanes([&] { columnSoftmaxBlockImpl(x, y, dim, inner, width, log, safe); });
 }
 
 // The softmax gradient along a dimension that is not innermost, a block of adjacent lines at a
@@ -242,15 +250,15 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
       T* y = reinterpret_cast<T*>(d.out);
       if (d.inner > 1) {
         const int64_t blocks = (d.inner + kColumnBlock - 1) / kColumnBlock;
-        rt::host::parallelFor(0, d.outer * blocks, rowGrain(d.dim * kColumnBlock),
-                              [&](int64_t b, int64_t e) {
-                                for (int64_t t = b; t < e; ++t) {
-                                  const int64_t c = t % blocks * kColumnBlock;
-                                  const int64_t start = t / blocks * d.dim * d.inner + c;
-                                  columnSoftmaxBlock(x + start, y + start, d.dim, d.inner,
-                                                     std::min(kColumnBlock, d.inner - c), d.log);
-                                }
-                              });
+        rt::host::parallelFor(
+            0, d.outer * blocks, rowGrain(d.dim * kColumnBlock), [&](int64_t b, int64_t e) {
+              for (int64_t t = b; t < e; ++t) {
+                const int64_t c = t % blocks * kColumnBlock;
+                const int64_t start = t / blocks * d.dim * d.inner + c;
+                columnSoftmaxBlock(x + start, y + start, d.dim, d.inner,
+                                   std::min(kColumnBlock, d.inner - c), d.log, d.safe);
+              }
+            });
         return;
       }
       // A chunk of rows in one call in the widest lanes: short rows (attention's) would
@@ -259,7 +267,8 @@ rt::Error softmax(const SoftmaxDesc& d, rt::Stream stream) {
         std::vector<A> buf(d.dim);
         inWidestLanes([&] {
           for (int64_t line = b; line < e; ++line)
-            denseSoftmaxRowImpl(x + line * d.dim, y + line * d.dim, d.dim, buf.data(), d.log);
+            denseSoftmaxRowImpl(x + line * d.dim, y + line * d.dim, d.dim, buf.data(), d.log,
+                                d.safe);
         });
       });
     });

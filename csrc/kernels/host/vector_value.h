@@ -49,6 +49,39 @@ inline void loadVector(const T* p, Vector<A, N>& v) {
   }
 }
 
+// v's lanes folded half onto half: log2(N) vector steps, where a scalar walk over the lanes
+// is N dependent ones (most of a 32-element softmax row's time went there).
+template <class A, int N>
+__attribute__((always_inline)) inline void splitLanes(const Vector<A, N>& v, Vector<A, N / 2>& lo,
+                                                      Vector<A, N / 2>& hi) {
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+}
+
+template <class A, int N>
+__attribute__((always_inline)) inline A sumLanes(const Vector<A, N>& v) {
+  if constexpr (N == 2) {
+    return v[0] + v[1];
+  } else {
+    Vector<A, N / 2> lo, hi;
+    splitLanes<A, N>(v, lo, hi);
+    return sumLanes<A, N / 2>(lo + hi);
+  }
+}
+
+// The max (IsMax) or min of the lanes, a NaN if one is (amax's rule).
+template <bool IsMax, class A, int N>
+__attribute__((always_inline)) inline A extremeLanes(const Vector<A, N>& v) {
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    Vector<A, N / 2> lo, hi;
+    splitLanes<A, N>(v, lo, hi);
+    const auto take_hi = (hi != hi) | (IsMax ? hi > lo : hi < lo);
+    return extremeLanes<IsMax, A, N / 2>(take_hi ? hi : lo);
+  }
+}
+
 // The max (IsMax) or min of p[0..n) in A, a NaN if there is one (amax's rule), with one
 // AVX-512 register of lanes (where the caller is compiled for it).
 template <bool IsMax, class A, class T>
@@ -68,10 +101,11 @@ __attribute__((always_inline)) inline A vectorExtreme(const T* p, int64_t n) {
     }
     nan = v != v ? v : nan;
   }
-  auto merge = [](A a, A b) { return (isNan(b) || (IsMax ? b > a : b < a)) ? b : a; };
-  A a = identity;
-  for (int l = 0; l < L; ++l) a = merge(merge(a, acc[l]), nan[l]);
-  for (; k < n; ++k) a = merge(a, loadCast<A>(p[k]));
+  A a = extremeLanes<IsMax, A, L>(nan != nan ? nan : acc);
+  for (; k < n; ++k) {
+    const A b = loadCast<A>(p[k]);
+    if (isNan(b) || (IsMax ? b > a : b < a)) a = b;
+  }
   return a;
 }
 
