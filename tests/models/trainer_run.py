@@ -50,16 +50,18 @@ def main(device: str, bf16: bool = False) -> None:
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     params = sorted({str(p.device) for p in model.parameters()})
-    print(
-        json.dumps(
-            {
-                "device": chosen,
-                "params": params,
-                "losses": losses,
-                "fallback": torch_accel.fallback_counts(),
-            }
-        )
+    line = json.dumps(
+        {
+            "device": chosen,
+            "params": params,
+            "losses": losses,
+            "fallback": torch_accel.fallback_counts(),
+        }
     )
+    # One write with its newline: under torchrun the ranks share one pipe, and unbuffered
+    # print() writes the text and the newline apart, so two ranks' lines could interleave.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
