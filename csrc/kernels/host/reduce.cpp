@@ -18,29 +18,42 @@ namespace accel::kernels::host {
 namespace {
 
 // Independent accumulators a block is dealt over, so that the adds (or Welford steps) of
-// a block run side by side instead of in one dependency chain, and vectorise. Max and min keep
-// one: a tie must go to the lower index, which lanes dealt round-robin would not preserve.
+// a block run side by side instead of in one dependency chain, and vectorise. Sums take 32,
+// two AVX-512 registers of floats (four of doubles), in the widest lanes: enough chains to
+// hide the add's latency (with 8, one register's chain held an L2-resident sum of 262K floats
+// to half CPU's speed). Variance and norms keep 8 (32 Welford steps or p-norm terms ran
+// slower). Max and min keep one: a tie must go to the lower index, which lanes dealt
+// round-robin would not preserve.
 template <class A>
 struct IsValueIndex : std::false_type {};
 template <class T>
 struct IsValueIndex<ValueIndex<T>> : std::true_type {};
 template <class R>
+struct IsSum : std::false_type {};
+template <class In, class Acc>
+struct IsSum<SumReducer<In, Acc>> : std::true_type {};
+template <class R>
 constexpr int kLanesOf = IsValueIndex<typename R::acc_t>::value ? 1 : 8;
+// A sum's block of at least kSumLanesFrom elements takes kSumLanes (a shorter one, a short
+// row or a run's tail, keeps 8: more would only add merges).
+constexpr int kSumLanes = 32;
+constexpr int64_t kSumLanesFrom = 128;
+// Runs shorter than this add in sequence, as CPU's kernels add short rows.
+constexpr int64_t kSequentialBelow = 16;
 
 // The accumulator of n elements at p, p + step, ... (bytes), whose reduced indices start at j:
-// lane l takes every kLanes-th element, and the lanes merge pairwise; a run shorter than two
-// rounds of lanes adds in sequence, as CPU's kernels add short rows. Dense blocks (step = the
-// element size) vectorise; strided ones add in the same order, so a sum of a non-contiguous
+// lane l takes every kLanes-th element, and the lanes merge pairwise; a run shorter than
+// kSequentialBelow adds in sequence. Dense blocks (step = the element size) vectorise, in the
+// widest lanes the CPU has; strided ones add in the same order, so a sum of a non-contiguous
 // tensor is the same number as of its contiguous copy, and as accurate.
-template <class R, class In, bool Dense>
+template <class R, class In, bool Dense, int L>
 typename R::acc_t laneBlock(const R& r, const char* p, int64_t step, int64_t j, int64_t n) {
   using A = typename R::acc_t;
-  constexpr int L = kLanesOf<R>;
   auto at = [p, step](int64_t k) -> In {
     if constexpr (Dense) return reinterpret_cast<const In*>(p)[k];
     return *reinterpret_cast<const In*>(p + k * step);
   };
-  if (n < 2 * L) {
+  if (n < kSequentialBelow || L == 1) {
     A acc = r.identity();
     for (int64_t k = 0; k < n; ++k) acc = r.reduce(acc, at(k), j + k);
     return acc;
@@ -116,9 +129,11 @@ constexpr bool kWholeRuns = (IsExtremeValue<R>::value || IsExtremeIndexed<R>::va
 
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`: runs
 // along the innermost reduced dim, in blocks of kCascade whose partials merge pairwise.
+// reduceRange runs long ranges of sums and of the whole-run extremes in the widest lanes, once
+// per range (a switch per 256-element block cost a third of an L2-resident sum).
 template <class In, class R>
-typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
-                              int64_t re) {
+typename R::acc_t reduceRangeIn(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
+                                int64_t re) {
   Pairwise<R> total;
   const int64_t inner = d.red_ndim > 0 ? d.red_sizes[0] : 1;
   const int64_t step = d.red_ndim > 0 ? d.in_red_strides[0] : 0;
@@ -132,25 +147,43 @@ typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int
         if (dense) {  // the merges are exact: the whole run at once
           const auto* p = reinterpret_cast<const In*>(d.in + off);
           const int64_t first = j, run = e - j;
-          total.push(r, inWidestLanes([&] {
-                       if constexpr (IsExtremeValue<R>::value) {
-                         return vectorExtreme<IsExtremeValue<R>::kMax, typename R::acc_t>(p, run);
-                       } else {
-                         return extremeIndexedBlock(r, p, first, run);
-                       }
-                     }));
+          if constexpr (IsExtremeValue<R>::value) {
+            total.push(r, vectorExtreme<IsExtremeValue<R>::kMax, typename R::acc_t>(p, run));
+          } else {
+            total.push(r, extremeIndexedBlock(r, p, first, run));
+          }
           off += run * step;
           j = e;
           continue;
         }
       }
-      total.push(r, dense ? laneBlock<R, In, true>(r, d.in + off, step, j, n)
-                          : laneBlock<R, In, false>(r, d.in + off, step, j, n));
+      const char* p = d.in + off;
+      constexpr int L = kLanesOf<R>;
+      if (IsSum<R>::value && n >= kSumLanesFrom) {
+        total.push(r, dense ? laneBlock<R, In, true, kSumLanes>(r, p, step, j, n)
+                            : laneBlock<R, In, false, kSumLanes>(r, p, step, j, n));
+      } else {
+        total.push(r, dense ? laneBlock<R, In, true, L>(r, p, step, j, n)
+                            : laneBlock<R, In, false, L>(r, p, step, j, n));
+      }
       off += n * step;
       j += n;
     }
   }
   return total.result(r);
+}
+
+template <class In, class R>
+typename R::acc_t reduceRange(const R& r, const ReduceDesc& d, int64_t base, int64_t rb,
+                              int64_t re) {
+  // Short ranges (a row of a few dozen) skip the switch: they are all overhead, and every
+  // width adds in the same order.
+  if constexpr (IsSum<R>::value || kWholeRuns<R>) {
+    if (re - rb >= kCascade) {
+      return inWidestLanes([&] { return reduceRangeIn<In>(r, d, base, rb, re); });
+    }
+  }
+  return reduceRangeIn<In>(r, d, base, rb, re);
 }
 
 // The shared plan (reduce.h) with the host's numbers: its threads, and at least kGrain
