@@ -27,6 +27,12 @@ struct SoftmaxDesc {
   bool safe = false;  // forward, not log: a line that is all -inf gives zeros (_safe_softmax)
 };
 
+// Whether a softmax line whose max is `max` gives zeros: `safe` and every element -inf.
+template <class A>
+ACCEL_HD inline bool zeroLine(bool safe, A max) {
+  return safe && max == lowestOf<A>();
+}
+
 // Layer norm over contiguous rows [rows, cols]. weight/bias [cols] are optional (null), of
 // `dtype` like x and y; mean and rstd are [rows] of OpMath<dtype> (float for half/bfloat16,
 // as torch.cuda keeps them). Backward writes whichever of dx/dweight/dbias is set.

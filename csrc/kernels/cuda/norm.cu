@@ -45,7 +45,7 @@ __global__ void softmaxKernel(SoftmaxDesc d) {
   for (int64_t line = blockIdx.x; line < d.outer * d.inner; line += gridDim.x) {
     const int64_t s = lineStart(d, line);
     const A m = blockReduce(partialMax(x + s, d.dim, d.inner, threadIdx.x, blockDim.x), MaxOp{});
-    if (d.safe && m == lowestOf<A>()) {  // the whole block sees the same max
+    if (zeroLine(d.safe, m)) {  // the whole block sees the same max
       for (int64_t j = threadIdx.x; j < d.dim; j += blockDim.x) y[s + j * d.inner] = T(0);
       continue;
     }

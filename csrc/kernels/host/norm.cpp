@@ -58,7 +58,7 @@ template <class T, class A>
 __attribute__((always_inline)) inline void denseSoftmaxRowImpl(const T* xr, T* yr, int64_t n, A* eb,
                                                                bool log, bool safe) {
   const A m = vectorExtreme<true, A>(xr, n);  // a NaN makes every output NaN, as in ATen
-  if (safe && m == lowestOf<A>()) {
+  if (zeroLine(safe, m)) {
     std::fill(yr, yr + n, T(0));
     return;
   }
@@ -104,7 +104,7 @@ __attribute__((always_inline)) inline void columnSoftmaxBlockImpl(const T* x, T*
     // log_softmax subtracts max + log(sum); softmax multiplies exp(x - max) by 1 / sum. A
     // line of -inf that is to give zeros does so as exp(-inf - 0) * 0.
     s[l] = log ? m[l] + mlog(s[l]) : A(1) / s[l];
-    if (safe && m[l] == lowestOf<A>()) m[l] = s[l] = A(0);
+    if (zeroLine(safe, m[l])) m[l] = s[l] = A(0);
   }
   for (int64_t i = 0; i < dim; ++i) {
     const T* xi = x + i * inner;
