@@ -82,6 +82,35 @@ def test_sum(dtype, dim, keepdim):
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
+@pytest.mark.parametrize("length", [1, 7, 32, 128, 256])
+def test_short_dense_rows_match_cpu(dtype, length):
+    """Rows along a dense last dim up to one block (256) take their own loop: every reducer over
+    them, with NaNs and ties in the rows, a permuted batch, and an out= of another layout."""
+    x = inputs(dtype, (3, 70, length))
+    if dtype.is_floating_point:
+        x[0, ::5, :: max(1, length // 3)] = float("nan")
+        x[1, ::3] = 1  # rows of ties
+    a = x.to("accel")
+    ops = ["sum", "amax", "amin", "any", "all"]
+    if dtype != torch.bool:
+        ops += ["prod", "max", "argmin"]
+    if dtype.is_floating_point:
+        ops += ["mean", "nansum", "logsumexp"]
+    for op in ops:
+        for src, want_src in ((a, x), (a.transpose(0, 1), x.transpose(0, 1))):
+            got, want = getattr(torch, op)(src, -1), getattr(torch, op)(want_src, -1)
+            if op == "max":
+                close(got.values, want.values, dtype)
+                assert torch.equal(got.indices.cpu(), want.indices), op
+            else:
+                close(got, want, dtype)
+    out = torch.empty(70, 3, dtype=x.dtype, device="accel").t()
+    torch.amax(a, -1, out=out)
+    close(out, torch.amax(x, -1), dtype)
+    assert_native()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
 @pytest.mark.parametrize("dim", [None, -1, (0, 2)])
 def test_nansum(dtype, dim):
     x = inputs(dtype)

@@ -176,23 +176,30 @@ struct Pairwise {
     level[k] = part;
     ++count;
   }
-  // The merge of everything pushed (higher levels hold the lower indices).
+  // The merge of everything pushed (higher levels hold the lower indices), from the highest
+  // level in use: a short row pushes once, and a scan of all kLevels cost it more than its
+  // elements did.
   ACCEL_HD A result(const R& r) const {
     A acc = r.identity();
-    for (int k = kLevels - 1; k >= 0; --k)
+    int top = 0;
+    while ((count >> top) > 1) ++top;
+    for (int k = top; k >= 0; --k)
       if ((count >> k) & 1) acc = r.combine(acc, level[k]);
     return acc;
   }
 };
 
-// Byte offsets of output element `o` in the input and in each output.
+// Byte offsets of output element `o` in the input and in each output. The outermost dim takes
+// what is left of the index, and the walk stops once it is zero: divisions were most of a
+// short row's cost.
 ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,
                                 int64_t (&out_off)[2]) {
   in_off = 0;
   out_off[0] = out_off[1] = 0;
-  for (int k = 0; k < d.out_ndim; ++k) {
-    const int64_t idx = o % d.out_sizes[k];
-    o /= d.out_sizes[k];
+  for (int k = 0; k < d.out_ndim && o != 0; ++k) {
+    const bool last = k + 1 == d.out_ndim;
+    const int64_t idx = last ? o : o % d.out_sizes[k];
+    o = last ? 0 : o / d.out_sizes[k];
     in_off += idx * d.in_out_strides[k];
     out_off[0] += idx * d.out_strides[0][k];
     out_off[1] += idx * d.out_strides[1][k];
@@ -202,9 +209,10 @@ ACCEL_HD inline void outOffsets(const ReduceDesc& d, int64_t o, int64_t& in_off,
 // Byte offset in the input of reduced element j (relative to its output's base).
 ACCEL_HD inline int64_t redOffset(const ReduceDesc& d, int64_t j) {
   int64_t off = 0;
-  for (int k = 0; k < d.red_ndim; ++k) {
-    off += (j % d.red_sizes[k]) * d.in_red_strides[k];
-    j /= d.red_sizes[k];
+  for (int k = 0; k < d.red_ndim && j != 0; ++k) {
+    const bool last = k + 1 == d.red_ndim;
+    off += (last ? j : j % d.red_sizes[k]) * d.in_red_strides[k];
+    j = last ? 0 : j / d.red_sizes[k];
   }
   return off;
 }

@@ -127,6 +127,26 @@ template <class R>
 constexpr bool kWholeRuns = (IsExtremeValue<R>::value || IsExtremeIndexed<R>::value) &&
                             std::is_floating_point_v<typename ExtremeValueType<R>::type>;
 
+// A dense run of max / min in floating point, whole (j0: its first reduced index).
+template <class In, class R>
+__attribute__((always_inline)) inline typename R::acc_t wholeRun(const R& r, const char* p,
+                                                                 int64_t j0, int64_t n) {
+  const auto* run = reinterpret_cast<const In*>(p);
+  if constexpr (IsExtremeValue<R>::value)
+    return vectorExtreme<IsExtremeValue<R>::kMax, typename R::acc_t>(run, n);
+  else
+    return extremeIndexedBlock(r, run, j0, n);
+}
+
+// One block of n <= kCascade elements at p, p + step, ... (j: its first reduced index).
+template <class In, bool Dense, class R>
+__attribute__((always_inline)) inline typename R::acc_t block(const R& r, const char* p,
+                                                              int64_t step, int64_t j, int64_t n) {
+  if (IsSum<R>::value && n >= kSumLanesFrom)
+    return laneBlock<R, In, Dense, kSumLanes>(r, p, step, j, n);
+  return laneBlock<R, In, Dense, kLanesOf<R>>(r, p, step, j, n);
+}
+
 // Accumulates reduced elements [rb, re) of the output whose input base offset is `base`: runs
 // along the innermost reduced dim, in blocks of kCascade whose partials merge pairwise.
 // reduceRange runs long ranges of sums and of the whole-run extremes in the widest lanes, once
@@ -140,37 +160,46 @@ typename R::acc_t reduceRangeIn(const R& r, const ReduceDesc& d, int64_t base, i
   const bool dense = step == int64_t(sizeof(In));
   for (int64_t j = rb; j < re;) {
     int64_t off = base + redOffset(d, j);
-    const int64_t e = j + std::min(re - j, inner - j % inner);
+    const int64_t e = j + std::min(re - j, inner - (j < inner ? j : j % inner));  // no idiv
     while (j < e) {
-      const int64_t n = std::min(e - j, kCascade);
       if constexpr (kWholeRuns<R>) {
         if (dense) {  // the merges are exact: the whole run at once
-          const auto* p = reinterpret_cast<const In*>(d.in + off);
-          const int64_t first = j, run = e - j;
-          if constexpr (IsExtremeValue<R>::value) {
-            total.push(r, vectorExtreme<IsExtremeValue<R>::kMax, typename R::acc_t>(p, run));
-          } else {
-            total.push(r, extremeIndexedBlock(r, p, first, run));
-          }
-          off += run * step;
+          total.push(r, wholeRun<In>(r, d.in + off, j, e - j));
+          off += (e - j) * step;
           j = e;
           continue;
         }
       }
-      const char* p = d.in + off;
-      constexpr int L = kLanesOf<R>;
-      if (IsSum<R>::value && n >= kSumLanesFrom) {
-        total.push(r, dense ? laneBlock<R, In, true, kSumLanes>(r, p, step, j, n)
-                            : laneBlock<R, In, false, kSumLanes>(r, p, step, j, n));
-      } else {
-        total.push(r, dense ? laneBlock<R, In, true, L>(r, p, step, j, n)
-                            : laneBlock<R, In, false, L>(r, p, step, j, n));
-      }
+      const int64_t n = std::min(e - j, kCascade);
+      total.push(r, dense ? block<In, true>(r, d.in + off, step, j, n)
+                          : block<In, false>(r, d.in + off, step, j, n));
       off += n * step;
       j += n;
     }
   }
   return total.result(r);
+}
+
+// Whether every output reduces one dense run of at most kCascade elements (a row of a norm, a
+// mask's any): such rows take shortRows, which skips reduceRangeIn's setup (it cost several
+// times a 32-element row's adds).
+template <class In>
+bool shortDenseRows(const ReduceDesc& d) {
+  return d.red_ndim == 1 && d.in_red_strides[0] == int64_t(sizeof(In)) && d.red_numel <= kCascade;
+}
+
+// Outputs [b, e) of short dense rows, each the single block reduceRangeIn would take.
+template <class In, class R>
+void shortRows(const R& r, const ReduceDesc& d, int64_t b, int64_t e) {
+  for (int64_t o = b; o < e; ++o) {
+    int64_t base, off[2];
+    outOffsets(d, o, base, off);
+    const char* p = d.in + base;
+    if constexpr (kWholeRuns<R>)
+      r.write(r.combine(r.identity(), wholeRun<In>(r, p, 0, d.red_numel)), d, off);
+    else
+      r.write(r.combine(r.identity(), block<In, true>(r, p, sizeof(In), 0, d.red_numel)), d, off);
+  }
 }
 
 template <class In, class R>
@@ -194,6 +223,12 @@ void reduceAll(const ReduceDesc& d, const R& r) {
   const ReducePlan plan = planReduce(d.out_numel, d.red_numel, rt::host::numThreads(), kGrain);
   if (plan.splits == 1) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, d.red_numel));
+    if (shortDenseRows<In>(d)) {
+      rt::host::parallelFor(0, d.out_numel, grain, [&](int64_t b, int64_t e) {
+        inWidestLanes([&] { shortRows<In>(r, d, b, e); });
+      });
+      return;
+    }
     rt::host::parallelFor(0, d.out_numel, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         int64_t base, off[2];
