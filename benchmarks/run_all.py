@@ -20,6 +20,7 @@ BENCHMARKS = [
     "linalg.py",
     "rnn_step.py",
     "graphs.py",
+    "attention.py",
     "profiler_overhead.py",
 ]
 

@@ -1,5 +1,6 @@
-// The normalization family: softmax / log_softmax (forward and backward) along one dimension
-// and layer norm (forward and backward) over contiguous rows. The math is shared by
+// The normalization family: softmax / log_softmax (forward and backward) along one dimension,
+// layer norm (forward and backward) over contiguous rows, and fused attention's forward
+// (softmax(q k^T * scale + mask) v, a softmax of computed scores). The math is shared by
 // host/norm.cpp and cuda/norm.cu, which schedule it each their own way. On CUDA each line (a
 // row of softmax, a row of layer norm) is reduced by partial loops over the elements begin,
 // begin + step, ... (one per thread of a block, then merged), then written element by element
@@ -53,11 +54,37 @@ struct LayerNormDesc {
   char* scratch = nullptr;  // backward's dweight/dbias partials: layerNormParamScratchBytes
 };
 
+// Attention's forward for [batch, heads, queries, dim] queries against [batch, kv_heads, keys,
+// dim] keys and [batch, kv_heads, keys, value_dim] values: each query row's scores
+// q . k_j * scale + mask[j] over the keys it sees (j <= its index when causal, the top-left
+// triangle of SDPA's is_causal), softmaxed, weight the values. Query head h reads kv head
+// h / (heads / kv_heads) (grouped-query attention, as repeat_interleave gives the math path). A
+// row that sees no key, or whose scores are all -inf, gives zeros (the math path's
+// _safe_softmax). Strides are in elements, for the batch, head and row dims (the last dim is
+// dense); the additive mask, of `dtype` or null, has strides for [batch, heads, queries, keys],
+// zero where broadcast. lse, float [batch, heads, queries] or null, gets each row's
+// log-sum-exp (-inf for a row of zeros). Computed in OpMath.
+struct AttentionDesc {
+  const char* q = nullptr;
+  const char* k = nullptr;
+  const char* v = nullptr;
+  const char* mask = nullptr;
+  char* out = nullptr;
+  float* lse = nullptr;
+  DType dtype = DType::Float;
+  int64_t batch = 0, heads = 1, kv_heads = 1, queries = 0, keys = 0, dim = 0, value_dim = 0;
+  int64_t q_stride[3] = {}, k_stride[3] = {}, v_stride[3] = {}, out_stride[3] = {};
+  int64_t mask_stride[4] = {};
+  double scale = 1;
+  bool causal = false;
+};
+
 struct NormTable {
   rt::Error (*softmax)(const SoftmaxDesc& d, rt::Stream stream);
   rt::Error (*softmax_backward)(const SoftmaxDesc& d, rt::Stream stream);
   rt::Error (*layer_norm)(const LayerNormDesc& d, rt::Stream stream);
   rt::Error (*layer_norm_backward)(const LayerNormDesc& d, rt::Stream stream);
+  rt::Error (*attention)(const AttentionDesc& d, rt::Stream stream);
 };
 
 const NormTable& normTable();  // the build of the driver in use
@@ -135,6 +162,33 @@ ACCEL_HD inline A partialSquaredDev(const T* x, int64_t n, A mean, int64_t begin
     s += dv * dv;
   }
   return s;
+}
+
+// Where query row `row` (of batch * heads * queries) reads and writes, in elements, and how
+// many keys it sees.
+struct AttentionRow {
+  int64_t q, k, v, mask, out, keys;
+};
+
+ACCEL_HD inline AttentionRow attentionRow(const AttentionDesc& d, int64_t row) {
+  const int64_t i = row % d.queries, bh = row / d.queries;
+  const int64_t h = bh % d.heads, b = bh / d.heads, g = h / (d.heads / d.kv_heads);
+  AttentionRow r;
+  r.q = b * d.q_stride[0] + h * d.q_stride[1] + i * d.q_stride[2];
+  r.k = b * d.k_stride[0] + g * d.k_stride[1];
+  r.v = b * d.v_stride[0] + g * d.v_stride[1];
+  r.mask = b * d.mask_stride[0] + h * d.mask_stride[1] + i * d.mask_stride[2];
+  r.out = b * d.out_stride[0] + h * d.out_stride[1] + i * d.out_stride[2];
+  r.keys = d.causal ? (i + 1 < d.keys ? i + 1 : d.keys) : d.keys;
+  return r;
+}
+
+// Key j's score from its dot product with the query.
+template <class T, class A = OpMath<T>>
+ACCEL_HD inline A attentionScore(const AttentionDesc& d, const AttentionRow& r, int64_t j, A dot) {
+  const A s = dot * static_cast<A>(d.scale);
+  if (d.mask == nullptr) return s;
+  return s + castTo<A>(reinterpret_cast<const T*>(d.mask)[r.mask + j * d.mask_stride[3]]);
 }
 
 template <class T, class A = OpMath<T>>

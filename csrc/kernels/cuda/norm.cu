@@ -1,6 +1,6 @@
-// CUDA build of the normalization family: a thread block per line (softmax) or row (layer
-// norm), merging per-thread partials with warp shuffles; layer norm's weight and bias
-// gradients as norm.h writes them.
+// CUDA build of the normalization family: a thread block per line (softmax), row (layer norm)
+// or query row (attention), merging per-thread partials with warp shuffles; layer norm's
+// weight and bias gradients as norm.h writes them.
 #include <algorithm>
 #include <type_traits>
 
@@ -68,6 +68,58 @@ __global__ void softmaxBackwardKernel(SoftmaxDesc d) {
   }
 }
 
+// Key j's score: the block's threads take the keys in turn, each a whole dot product.
+template <class T, class A = OpMath<T>>
+__device__ A keyScore(const AttentionDesc& d, const AttentionRow& r, const T* q, int64_t j) {
+  const T* k = reinterpret_cast<const T*>(d.k) + r.k + j * d.k_stride[2];
+  A dot = A(0);
+  for (int64_t t = 0; t < d.dim; ++t) dot += castTo<A>(q[t]) * castTo<A>(k[t]);
+  return attentionScore<T>(d, r, j, dot);
+}
+
+// Three passes over the keys (max, sum of exps, weighted values), recomputing the scores;
+// the last one stages kThreads probabilities at a time in shared memory, for the threads to
+// read while each accumulates its value columns.
+template <class T>
+__global__ void attentionKernel(AttentionDesc d) {
+  using A = OpMath<T>;
+  __shared__ A p[kThreads];
+  const int64_t rows = d.batch * d.heads * d.queries;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const AttentionRow r = attentionRow(d, row);
+    const T* q = reinterpret_cast<const T*>(d.q) + r.q;
+    const T* v = reinterpret_cast<const T*>(d.v) + r.v;
+    T* out = reinterpret_cast<T*>(d.out) + r.out;
+    A m = lowestOf<A>();
+    for (int64_t j = threadIdx.x; j < r.keys; j += blockDim.x) m = MaxOp{}(m, keyScore(d, r, q, j));
+    m = blockReduce(m, MaxOp{});
+    if (zeroLine(true, m)) {  // the whole block sees the same max
+      for (int64_t t = threadIdx.x; t < d.value_dim; t += blockDim.x) out[t] = T(0);
+      if (d.lse && threadIdx.x == 0) d.lse[row] = lowestOf<float>();
+      continue;
+    }
+    A sum = A(0);
+    for (int64_t j = threadIdx.x; j < r.keys; j += blockDim.x)
+      sum += mexp(keyScore(d, r, q, j) - m);
+    sum = blockReduce(sum, SumOp{});
+    for (int64_t t0 = 0; t0 < d.value_dim; t0 += blockDim.x) {
+      const int64_t t = t0 + threadIdx.x;
+      A acc = A(0);
+      for (int64_t c = 0; c < r.keys; c += blockDim.x) {
+        const int64_t j = c + threadIdx.x;
+        __syncthreads();  // the previous chunk's readers are done with p
+        p[threadIdx.x] = j < r.keys ? mexp(keyScore(d, r, q, j) - m) : A(0);
+        __syncthreads();
+        const int64_t n = r.keys - c < blockDim.x ? r.keys - c : blockDim.x;
+        if (t < d.value_dim)
+          for (int64_t u = 0; u < n; ++u) acc += p[u] * castTo<A>(v[(c + u) * d.v_stride[2] + t]);
+      }
+      if (t < d.value_dim) out[t] = castTo<T>(acc / sum);
+    }
+    if (d.lse && threadIdx.x == 0) d.lse[row] = static_cast<float>(m + mlog(sum));
+  }
+}
+
 template <class T>
 __global__ void layerNormKernel(LayerNormDesc d) {
   using A = OpMath<T>;
@@ -117,7 +169,7 @@ rt::Error launchFloating(DType t, rt::Stream stream, F&& launch) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (isFloating<T>) {
       launch(tag, s->handle);
-      return rt::cuda::checkLaunch("layer norm kernel");
+      return rt::cuda::checkLaunch("norm family kernel");
     }
     return rt::Error::NotSupported;
   });
@@ -165,8 +217,18 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
   return launchLayerNormParamGrad<Executor>(d, stream);
 }
 
+rt::Error attention(const AttentionDesc& d, rt::Stream stream) {
+  const int64_t rows = d.batch * d.heads * d.queries;
+  if (rows == 0 || d.value_dim == 0) return rt::Error::Success;
+  return launchFloating(d.dtype, stream, [&](auto tag, cudaStream_t native) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    attentionKernel<T><<<gridFor(rows), kThreads, 0, native>>>(d);
+  });
+}
+
 const NormTable& normTable() {
-  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward};
+  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward,
+                               &attention};
   return table;
 }
 

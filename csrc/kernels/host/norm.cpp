@@ -1,5 +1,5 @@
-// Host build of the normalization family: parallel over lines (softmax) or rows (layer norm);
-// layer norm's weight and bias gradients as norm.h writes them.
+// Host build of the normalization family: parallel over lines (softmax), rows (layer norm) or
+// query rows (attention); layer norm's weight and bias gradients as norm.h writes them.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -229,6 +229,52 @@ void layerNormGradRow(const LayerNormDesc& d, int64_t i, const T* w) {
     inWidestLanes([&] { layerNormGradRowImpl<T, false>(d, i, w); });
 }
 
+// One query row of attention: the scores (dot products in lanes), their exps kept in `e`, and
+// the values weighted into `acc`.
+template <class T, class A>
+__attribute__((always_inline)) inline void attentionRowImpl(const AttentionDesc& d, int64_t row,
+                                                            A* qa, A* e, A* acc) {
+  const AttentionRow r = attentionRow(d, row);
+  const T* q = reinterpret_cast<const T*>(d.q) + r.q;
+  const T* k = reinterpret_cast<const T*>(d.k) + r.k;
+  const T* v = reinterpret_cast<const T*>(d.v) + r.v;
+  T* out = reinterpret_cast<T*>(d.out) + r.out;
+  for (int64_t t = 0; t < d.dim; ++t) qa[t] = castTo<A>(q[t]);
+  A m = lowestOf<A>();
+  for (int64_t j = 0; j < r.keys; ++j) {
+    const T* kj = k + j * d.k_stride[2];
+    const A dot = laneSum<A>(d.dim, [qa, kj](int64_t t) { return qa[t] * castTo<A>(kj[t]); });
+    e[j] = attentionScore<T>(d, r, j, dot);
+    m = (isNan(e[j]) || e[j] > m) ? e[j] : m;  // a NaN makes the row NaN, as softmax
+  }
+  if (zeroLine(true, m)) {
+    std::fill(out, out + d.value_dim, T(0));
+    if (d.lse) d.lse[row] = lowestOf<float>();
+    return;
+  }
+  for (int64_t j = 0; j < r.keys; ++j) e[j] = vexp(e[j] - m);
+  const A sum = laneSum<A>(r.keys, [e](int64_t j) { return e[j]; });
+  // Four keys per pass over acc: one key per pass spent its time storing and reloading acc.
+  std::fill(acc, acc + d.value_dim, A(0));
+  const int64_t vs = d.v_stride[2];
+  int64_t j = 0;
+  for (; j + 4 <= r.keys; j += 4) {
+    const T *v0 = v + j * vs, *v1 = v0 + vs, *v2 = v1 + vs, *v3 = v2 + vs;
+    const A p0 = e[j], p1 = e[j + 1], p2 = e[j + 2], p3 = e[j + 3];
+    for (int64_t t = 0; t < d.value_dim; ++t)
+      acc[t] += (p0 * castTo<A>(v0[t]) + p1 * castTo<A>(v1[t])) +
+                (p2 * castTo<A>(v2[t]) + p3 * castTo<A>(v3[t]));
+  }
+  for (; j < r.keys; ++j) {
+    const T* vj = v + j * vs;
+    const A p = e[j];
+    for (int64_t t = 0; t < d.value_dim; ++t) acc[t] += p * castTo<A>(vj[t]);
+  }
+  const A inv = A(1) / sum;
+  for (int64_t t = 0; t < d.value_dim; ++t) out[t] = storeCast<T>(acc[t] * inv);
+  if (d.lse) d.lse[row] = static_cast<float>(m + mlog(sum));
+}
+
 template <class F>
 rt::Error dispatchFloating(DType t, F&& f) {
   return dispatchDType(t, [&](auto tag) -> rt::Error {
@@ -338,8 +384,29 @@ rt::Error layer_norm_backward(const LayerNormDesc& d, rt::Stream stream) {
   return launchLayerNormParamGrad<Executor>(d, stream);
 }
 
+rt::Error attention(const AttentionDesc& d, rt::Stream stream) {
+  const int64_t rows = d.batch * d.heads * d.queries;
+  if (rows == 0 || d.value_dim == 0) return rt::Error::Success;
+  return dispatchFloating(d.dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using A = OpMath<T>;
+    const int64_t per_row = std::max<int64_t>(1, d.keys * (d.dim + d.value_dim));
+    return launch(stream, rows * per_row, [d, rows, per_row] {
+      rt::host::parallelFor(0, rows, rowGrain(per_row), [&](int64_t b, int64_t e) {
+        std::vector<A> buf(d.dim + d.keys + d.value_dim);
+        A* qa = buf.data();
+        inWidestLanes([&] {
+          for (int64_t row = b; row < e; ++row)
+            attentionRowImpl<T>(d, row, qa, qa + d.dim, qa + d.dim + d.keys);
+        });
+      });
+    });
+  });
+}
+
 const NormTable& normTable() {
-  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward};
+  static const NormTable table{&softmax, &softmax_backward, &layer_norm, &layer_norm_backward,
+                               &attention};
   return table;
 }
 
