@@ -45,6 +45,7 @@ OP_TESTS = [
     "tests/test_binary_ops.py",
     "tests/test_elementwise_ops.py",
     "tests/test_reduction_ops.py",
+    "tests/test_attention.py",
     "tests/test_scan_ops.py",
     "tests/test_sort_ops.py",
     "tests/test_autocast.py",

@@ -99,8 +99,7 @@ int64_t fusedSdpChoice(const Tensor& q, const Tensor& k, const Tensor& v,
   const auto& ctx = at::globalContext();
   const bool fused_allowed = ctx.userEnabledOverrideableSDP() || ctx.userEnabledFlashSDP() ||
                              ctx.userEnabledMemEfficientSDP() || ctx.userEnabledCuDNNSDP();
-  const bool math_only = ctx.userEnabledMathSDP() && !fused_allowed;
-  if (!math_only && fused_allowed && fusedFits(q, k, v, mask, dropout_p, is_causal, enable_gqa))
+  if (fused_allowed && fusedFits(q, k, v, mask, dropout_p, is_causal, enable_gqa))
     return static_cast<int64_t>(at::SDPBackend::overrideable);
   return static_cast<int64_t>(at::SDPBackend::math);
 }
