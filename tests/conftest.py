@@ -76,6 +76,15 @@ def _clean_state():
 
 
 @pytest.fixture
+def strict():
+    """The CPU fallback raises for the test's duration (its op must be native)."""
+    mode = torch_accel.fallback_mode()
+    torch_accel.set_fallback_mode("error")
+    yield
+    torch_accel.set_fallback_mode(mode)
+
+
+@pytest.fixture
 def settled_memory():
     """For tests that count bytes exactly: earlier tests' tensors caught in reference cycles
     (a pytest.raises traceback holds its frame) are freed now, not by a collection that

@@ -7,8 +7,6 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import torch_accel
-
 MATH, OVERRIDEABLE = SDPBackend.MATH.value, SDPBackend.OVERRIDEABLE.value
 TOL = {
     torch.float32: dict(rtol=1e-5, atol=1e-5),
@@ -16,14 +14,6 @@ TOL = {
     torch.bfloat16: dict(rtol=2e-2, atol=2e-2),
     torch.float16: dict(rtol=2e-3, atol=2e-3),
 }
-
-
-@pytest.fixture
-def strict():
-    mode = torch_accel.fallback_mode()
-    torch_accel.set_fallback_mode("error")
-    yield
-    torch_accel.set_fallback_mode(mode)
 
 
 def qkv(b, hq, hkv, lq, lk, d, dv=None, dtype=torch.float32, q_rows_outer=False):

@@ -7,18 +7,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_accel
-
 P = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-9, atol=1e-10)}
 
 
-@pytest.fixture(autouse=True)
-def strict():
-    mode = torch_accel.fallback_mode()
-    torch_accel.set_fallback_mode("error")
-    yield
-    torch_accel.set_fallback_mode(mode)
+pytestmark = pytest.mark.usefixtures("strict")
 
 
 def both(fn, *inputs):

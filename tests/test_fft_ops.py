@@ -5,18 +5,11 @@ dims, onesided real transforms and their inverses, out=, gradients. All native."
 import pytest
 import torch
 
-import torch_accel
-
 LENGTHS = [1, 2, 3, 5, 8, 12, 17, 64, 100, 127, 256, 1000]
 TOL = {torch.complex64: 2e-6, torch.complex128: 1e-12}
 
 
-@pytest.fixture(autouse=True)
-def strict():
-    mode = torch_accel.fallback_mode()
-    torch_accel.set_fallback_mode("error")
-    yield
-    torch_accel.set_fallback_mode(mode)
+pytestmark = pytest.mark.usefixtures("strict")
 
 
 def close(got, want, dtype):

@@ -21,14 +21,6 @@ TOL = {
 }
 
 
-@pytest.fixture
-def strict():
-    mode = torch_accel.fallback_mode()
-    torch_accel.set_fallback_mode("error")
-    yield
-    torch_accel.set_fallback_mode(mode)
-
-
 def batch(dtype=torch.float32):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(B, T, D, generator=g).to(dtype)
