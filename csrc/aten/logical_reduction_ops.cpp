@@ -1,6 +1,8 @@
-// all / any, count_nonzero and isposinf / isneginf, composed from native kernels (compare, then
-// sum): the attention math path (_safe_softmax) and masking code call them every step, so they
-// must not reach the fallback. Each is two or three launches instead of one fused kernel.
+// all / any (the extreme of a bool tensor), count_nonzero (compare, then sum) and isposinf /
+// isneginf, composed from native kernels: masking code and generation's stopping checks call
+// them every step, so they must not reach the fallback.
+#include <ATen/ops/amax.h>
+#include <ATen/ops/amin.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/ne.h>
@@ -22,9 +24,31 @@ at::Tensor countZero(const at::Tensor& self, at::OptionalIntArrayRef dims, bool 
   return at::sum(at::eq(self, 0), dims, keepdim, at::kLong);
 }
 
+// Elements each output reduces: all of them without dims.
+int64_t reducedExtent(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  if (!dim) return self.numel();
+  int64_t extent = 1;
+  for (const int64_t d : *dim)
+    extent *= self.dim() == 0 ? 1 : self.size(c10::maybe_wrap_dim(d, self.dim()));
+  return extent;
+}
+
+// any is the max of (self != 0) and all its min: one reduction launch over a bool tensor, the
+// comparison first for other dtypes. As on CPU, an empty dim list reduces nothing, an empty
+// reduction (which amax refuses) gives any's false and all's true, and uint8 stays uint8.
 at::Tensor logical(bool any, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  return any ? at::ne(countNonzero(self, dim, keepdim), 0)
-             : at::eq(countZero(self, dim, keepdim), 0);
+  at::Tensor result;
+  if (dim && dim->empty()) {
+    result = at::ne(self, 0);
+  } else if (reducedExtent(self, dim) == 0) {
+    result = any ? at::ne(countNonzero(self, dim, keepdim), 0)
+                 : at::eq(countZero(self, dim, keepdim), 0);
+  } else {
+    const at::Tensor truth = self.scalar_type() == at::kBool ? self : at::ne(self, 0);
+    const at::IntArrayRef dims = dim ? *dim : at::IntArrayRef{};
+    result = any ? at::amax(truth, dims, keepdim) : at::amin(truth, dims, keepdim);
+  }
+  return self.scalar_type() == at::kByte ? result.to(at::kByte) : result;
 }
 
 // The composites are native whenever their parts are (the comparison sends a dtype it does not
