@@ -7,6 +7,7 @@
 // a gradient: the math path's backward stays) and for short query blocks, where one pass per
 // query row beats the math path's batched GEMMs (decoding, short prompts).
 #include <ATen/Context.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/native/transformers/attention.h>
@@ -56,16 +57,6 @@ bool needsGrad(const Tensor& q, const Tensor& k, const Tensor& v,
           (mask && mask->defined() && mask->requires_grad()));
 }
 
-// Whether `mask` broadcasts to [batch, heads, queries, keys].
-bool broadcastsTo(const Tensor& mask, at::IntArrayRef shape) {
-  if (mask.dim() > static_cast<int64_t>(shape.size())) return false;
-  for (int64_t i = 1; i <= mask.dim(); ++i) {
-    const int64_t m = mask.size(-i), s = shape[shape.size() - i];
-    if (m != 1 && m != s) return false;
-  }
-  return true;
-}
-
 bool fusedFits(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
                double dropout_p, bool is_causal, bool enable_gqa) {
   if (dropout_p != 0.0 || needsGrad(q, k, v, mask)) return false;
@@ -85,7 +76,7 @@ bool fusedFits(const Tensor& q, const Tensor& k, const Tensor& v, const std::opt
   if (!fewScores(q.size(2), k.size(2))) return false;
   if (mask && mask->defined()) {
     if (mask->scalar_type() != at::kBool && mask->scalar_type() != q.scalar_type()) return false;
-    if (!broadcastsTo(*mask, {batch, heads, q.size(2), k.size(2)})) return false;
+    if (!at::is_expandable_to(mask->sizes(), {batch, heads, q.size(2), k.size(2)})) return false;
   }
   return true;
 }
@@ -161,7 +152,7 @@ FusedResult fusedAttention(const Tensor& query, const Tensor& key, const Tensor&
                ? at::where(*attn_bias, 0.0, -std::numeric_limits<double>::infinity())
                      .to(q.scalar_type())
                : attn_bias->to(q.scalar_type());
-    TORCH_CHECK(broadcastsTo(mask, {batch, heads, queries, keys}),
+    TORCH_CHECK(at::is_expandable_to(mask.sizes(), {batch, heads, queries, keys}),
                 "accel's fused attention: ", "attn_bias ", attn_bias->sizes(),
                 " does not broadcast to [", batch, ", ", heads, ", ", queries, ", ", keys, "]");
     mask = mask.expand({batch, heads, queries, keys});
